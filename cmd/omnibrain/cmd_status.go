@@ -1,0 +1,84 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/omnibrain/omnibrain/health"
+)
+
+func statusCommand() *command {
+	return &command{
+		name:    "status",
+		summary: "show what is configured, what is healthy, item counts and disk use",
+		run: func(ctx context.Context, e *env, args []string) error {
+			if len(args) > 0 {
+				return usagef("status takes no arguments")
+			}
+			c, err := e.api(ctx)
+			if err != nil {
+				return err
+			}
+			st, err := c.Status(ctx)
+			if err != nil {
+				return apiError(err)
+			}
+			if e.json {
+				return e.printJSON(st)
+			}
+			if st.Daemon {
+				e.printf("omnibrain %s — daemon running (pid %d, up %s)\n", st.Version, st.PID, time.Since(st.StartedAt).Round(time.Second))
+			} else {
+				e.printf("omnibrain %s — daemon not running (start it with: omnibrain run, or omnibrain service start)\n", st.Version)
+			}
+			e.printf("home      %s (%s)\ntimezone  %s\noverall   %s\n", st.Home, humanBytes(st.DiskBytes), st.Timezone, st.Overall)
+
+			var conf []string
+			for k, v := range st.Configured {
+				mark := "no"
+				if v {
+					mark = "yes"
+				}
+				conf = append(conf, k+": "+mark)
+			}
+			sort.Strings(conf)
+			e.printf("configured  %s\n", strings.Join(conf, ", "))
+
+			e.printf("\ncomponents\n")
+			for _, comp := range st.Components {
+				line := fmt.Sprintf("  %-12s %-9s", comp.Name, comp.State)
+				if comp.Detail != "" {
+					line += " " + comp.Detail
+				}
+				if !comp.LastSuccess.IsZero() {
+					line += fmt.Sprintf(" (last ok %s ago)", time.Since(comp.LastSuccess).Round(time.Second))
+				}
+				if comp.LastError != "" && comp.State != health.OK {
+					line += " — " + comp.LastError
+				}
+				e.printf("%s\n", line)
+			}
+			e.printf("\nitems  %d total\n", st.TotalItems)
+			for _, c := range st.Items {
+				e.printf("  %-12s %d\n", c.Source, c.Items)
+			}
+			return nil
+		},
+	}
+}
+
+func humanBytes(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}

@@ -1,0 +1,132 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/omnibrain/omnibrain/api"
+	"github.com/omnibrain/omnibrain/config"
+	"github.com/omnibrain/omnibrain/daemon"
+	"github.com/omnibrain/omnibrain/internal/logging"
+)
+
+// env is what every command gets: the streams, the global flags and,
+// lazily, the configuration and an API client.
+type env struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	getenv         func(string) string
+
+	home     string
+	json     bool
+	timezone string
+
+	cfg     *config.Config
+	client  *api.Client
+	closers []func()
+}
+
+var globalFlagNames = map[string]bool{"home": true, "json": true, "timezone": true}
+
+func isGlobalFlag(name string) bool { return globalFlagNames[name] }
+
+func (e *env) globalFlags(fs *flag.FlagSet) {
+	fs.StringVar(&e.home, "home", e.home, "data directory")
+	fs.BoolVar(&e.json, "json", e.json, "print data as JSON")
+	fs.StringVar(&e.timezone, "timezone", e.timezone, "IANA timezone")
+}
+
+func (e *env) close() {
+	for i := len(e.closers) - 1; i >= 0; i-- {
+		e.closers[i]()
+	}
+}
+
+// config loads the configuration once, creating the home directory.
+func (e *env) config() (*config.Config, error) {
+	if e.cfg != nil {
+		return e.cfg, nil
+	}
+	home, err := config.ResolveHome(e.home, e.getenv)
+	if err != nil {
+		return nil, err
+	}
+	if err := config.EnsureHome(home); err != nil {
+		return nil, err
+	}
+	cfg, err := config.Load(home, e.getenv, config.Flags{Timezone: e.timezone})
+	if err != nil {
+		return nil, err
+	}
+	e.cfg = cfg
+	return cfg, nil
+}
+
+// logger is the CLI's logger: warnings and errors on stderr, secrets redacted.
+func (e *env) logger(cfg *config.Config) *slog.Logger {
+	return logging.New(e.stderr, "warn", cfg.Secrets())
+}
+
+// api returns a client for the running daemon, or, when none runs, for the
+// same API served in-process over this home.
+func (e *env) api(ctx context.Context) (*api.Client, error) {
+	if e.client != nil {
+		return e.client, nil
+	}
+	cfg, err := e.config()
+	if err != nil {
+		return nil, err
+	}
+	if c := dialDaemon(ctx, cfg.Path(api.SocketName)); c != nil {
+		e.client = c
+		return c, nil
+	}
+	app, err := daemon.Open(ctx, cfg, daemon.Options{Log: e.logger(cfg)})
+	if err != nil {
+		return nil, err
+	}
+	c, stop := api.NewInProcessClient(app.Handler())
+	e.closers = append(e.closers, func() { app.Close() }, stop)
+	e.client = c
+	return c, nil
+}
+
+// dialDaemon returns a client if a daemon answers on the socket.
+func dialDaemon(ctx context.Context, socket string) *api.Client {
+	if _, err := os.Stat(socket); err != nil {
+		return nil
+	}
+	c := api.NewUnixClient(socket)
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	if err := c.Ping(ctx); err != nil {
+		return nil
+	}
+	return c
+}
+
+// printJSON writes v as indented JSON.
+func (e *env) printJSON(v any) error {
+	enc := json.NewEncoder(e.stdout)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// printf writes human output.
+func (e *env) printf(format string, args ...any) { fmt.Fprintf(e.stdout, format, args...) }
+
+// apiError turns an API error into a plain one for the user.
+func apiError(err error) error {
+	var ae *api.Error
+	if errors.As(err, &ae) {
+		return errors.New(ae.Message)
+	}
+	return err
+}

@@ -1,0 +1,574 @@
+// Package config loads omnibrain's configuration: HOME/config.yaml, then
+// OMNIBRAIN_* environment variables, then command-line flags, each layer
+// overriding the one before.
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/robfig/cron/v3"
+	"gopkg.in/yaml.v3"
+)
+
+// FileName is the configuration file inside the home directory.
+const FileName = "config.yaml"
+
+// Config is the whole configuration. The zero value is not useful: start
+// from Default or Load.
+type Config struct {
+	Home     string         `yaml:"-"`
+	Location *time.Location `yaml:"-"`
+
+	Timezone string `yaml:"timezone"`
+	LogLevel string `yaml:"log_level"`
+
+	Owner         Owner         `yaml:"owner"`
+	API           API           `yaml:"api"`
+	Telegram      Telegram      `yaml:"telegram"`
+	Google        Google        `yaml:"google"`
+	GitHub        GitHub        `yaml:"github"`
+	LLM           LLM           `yaml:"llm"`
+	Embedder      Embedder      `yaml:"embedder"`
+	Approval      Approval      `yaml:"approval"`
+	Schedule      Schedule      `yaml:"schedule"`
+	Notifications Notifications `yaml:"notifications"`
+	Plugins       Plugins       `yaml:"plugins"`
+}
+
+// Owner describes the person omnibrain works for.
+type Owner struct {
+	Name        string   `yaml:"name"`
+	Emails      []string `yaml:"emails"` // the owner's own addresses: mail from them is outbound
+	GitHubLogin string   `yaml:"github_login"`
+	VIPs        []string `yaml:"vips"` // addresses or domains (@example.com) that always matter
+}
+
+// API configures the local REST API. The Unix socket in the home directory
+// is always served; Listen adds a loopback TCP listener guarded by a token.
+type API struct {
+	Listen string `yaml:"listen"`
+}
+
+// Telegram configures the bot.
+type Telegram struct {
+	Token     Secret `yaml:"token"`
+	TokenFile string `yaml:"token_file"`
+	APIURL    string `yaml:"api_url"`
+	OwnerID   int64  `yaml:"owner_id"`
+}
+
+// Google configures Gmail and Calendar access.
+type Google struct {
+	APIURL       string `yaml:"api_url"`   // serves /gmail/v1/, /upload/gmail/v1/, /calendar/v3/
+	TokenURL     string `yaml:"token_url"` // OAuth token endpoint
+	AuthURL      string `yaml:"auth_url"`  // OAuth consent page
+	ClientID     string `yaml:"client_id"`
+	ClientSecret Secret `yaml:"client_secret"`
+	Credentials  string `yaml:"credentials"` // path of a downloaded client-secret JSON
+
+	GmailBackfillDays  int `yaml:"gmail_backfill_days"`
+	CalendarPastDays   int `yaml:"calendar_past_days"`
+	CalendarFutureDays int `yaml:"calendar_future_days"`
+}
+
+// GitHub configures the GitHub collector and executor.
+type GitHub struct {
+	Token     Secret `yaml:"token"`
+	TokenFile string `yaml:"token_file"`
+	APIURL    string `yaml:"api_url"`
+}
+
+// LLM configures the model providers and the routing of tasks to them.
+type LLM struct {
+	// The default provider, as set by OMNIBRAIN_LLM_*: openai (any
+	// OpenAI-compatible server), anthropic, ollama, none, or empty for
+	// "a local Ollama if one answers, else none".
+	Provider   string `yaml:"provider"`
+	BaseURL    string `yaml:"base_url"`
+	APIKey     Secret `yaml:"api_key"`
+	APIKeyFile string `yaml:"api_key_file"`
+	Model      string `yaml:"model"`
+
+	// Further named providers that routes can refer to.
+	Providers []Provider `yaml:"providers"`
+	// Routes maps a task (triage, draft, planning, analysis, reflection,
+	// briefing, chat) to an ordered provider list.
+	Routes map[string]Route `yaml:"routes"`
+	// Prices per model in USD per million tokens.
+	Prices map[string]Price `yaml:"prices"`
+	// DailyBudgetUSD pauses background model work once spent; 0 means no limit.
+	DailyBudgetUSD float64       `yaml:"daily_budget_usd"`
+	Timeout        time.Duration `yaml:"timeout"`
+}
+
+// Provider is one configured model endpoint.
+type Provider struct {
+	Name       string `yaml:"name"`
+	Type       string `yaml:"type"` // openai, anthropic, ollama
+	BaseURL    string `yaml:"base_url"`
+	APIKey     Secret `yaml:"api_key"`
+	APIKeyFile string `yaml:"api_key_file"`
+	Model      string `yaml:"model"`
+}
+
+// Route is the provider order for one task.
+type Route struct {
+	Providers     []string `yaml:"providers"`
+	Privacy       string   `yaml:"privacy"` // "local": never leaves loopback
+	MaxIterations int      `yaml:"max_iterations"`
+}
+
+// Price is a model's price in USD per million tokens.
+type Price struct {
+	InputPerMTok  float64 `yaml:"input_per_mtok"`
+	OutputPerMTok float64 `yaml:"output_per_mtok"`
+}
+
+// Embedder selects the text embedder behind vector search.
+type Embedder struct {
+	Provider   string `yaml:"provider"` // builtin (default), openai, ollama
+	BaseURL    string `yaml:"base_url"`
+	Model      string `yaml:"model"`
+	APIKey     Secret `yaml:"api_key"`
+	APIKeyFile string `yaml:"api_key_file"`
+}
+
+// Approval configures the approval gate.
+type Approval struct {
+	Expiry time.Duration `yaml:"expiry"`
+	Snooze time.Duration `yaml:"snooze"`
+}
+
+// Schedule holds poll intervals and cron specs (5 fields, owner's timezone).
+type Schedule struct {
+	Mail            time.Duration `yaml:"mail"`
+	Calendar        time.Duration `yaml:"calendar"`
+	GitHub          time.Duration `yaml:"github"`
+	Patterns        string        `yaml:"patterns"`
+	MorningBriefing string        `yaml:"morning_briefing"`
+	EveningBriefing string        `yaml:"evening_briefing"`
+	WeeklyReview    string        `yaml:"weekly_review"`
+}
+
+// Notifications is the notification policy.
+type Notifications struct {
+	QuietStart  string `yaml:"quiet_start"` // "22:30", local time; empty disables quiet hours
+	QuietEnd    string `yaml:"quiet_end"`
+	DailyBudget int    `yaml:"daily_budget"` // non-critical notifications per day
+}
+
+// Plugins configures external tools.
+type Plugins struct {
+	Dir string `yaml:"dir"` // default HOME/plugins
+}
+
+// Default returns the configuration used when nothing is configured.
+func Default(home string) *Config {
+	return &Config{
+		Home:     home,
+		Location: time.Local,
+		Timezone: "",
+		LogLevel: "info",
+		Telegram: Telegram{APIURL: "https://api.telegram.org"},
+		Google: Google{
+			APIURL:             "https://www.googleapis.com",
+			TokenURL:           "https://oauth2.googleapis.com/token",
+			AuthURL:            "https://accounts.google.com/o/oauth2/auth",
+			GmailBackfillDays:  30,
+			CalendarPastDays:   7,
+			CalendarFutureDays: 30,
+		},
+		GitHub:   GitHub{APIURL: "https://api.github.com"},
+		LLM:      LLM{Timeout: 2 * time.Minute},
+		Embedder: Embedder{Provider: "builtin"},
+		Approval: Approval{Expiry: 24 * time.Hour, Snooze: 2 * time.Hour},
+		Schedule: Schedule{
+			Mail:            5 * time.Minute,
+			Calendar:        15 * time.Minute,
+			GitHub:          10 * time.Minute,
+			Patterns:        "0 * * * *",
+			MorningBriefing: "0 7 * * *",
+			EveningBriefing: "0 22 * * *",
+			WeeklyReview:    "0 8 * * 1",
+		},
+		Notifications: Notifications{QuietStart: "22:30", QuietEnd: "07:00", DailyBudget: 20},
+	}
+}
+
+// Flags are the command-line overrides, applied last. Empty means unset.
+type Flags struct {
+	Timezone  string
+	LogLevel  string
+	APIListen string
+}
+
+// ResolveHome picks the home directory: the flag, then OMNIBRAIN_HOME, then
+// ~/.omnibrain.
+func ResolveHome(flagHome string, getenv func(string) string) (string, error) {
+	home := flagHome
+	if home == "" {
+		home = getenv("OMNIBRAIN_HOME")
+	}
+	if home == "" {
+		userHome, err := os.UserHomeDir()
+		if err != nil {
+			return "", fmt.Errorf("find home directory: %w (set OMNIBRAIN_HOME or --home)", err)
+		}
+		home = filepath.Join(userHome, ".omnibrain")
+	}
+	return filepath.Abs(home)
+}
+
+// EnsureHome creates the home directory (mode 0700) if it does not exist.
+func EnsureHome(home string) error {
+	if err := os.MkdirAll(home, 0o700); err != nil {
+		return fmt.Errorf("create home %s: %w", home, err)
+	}
+	return nil
+}
+
+// Load reads HOME/config.yaml (if present), applies the environment and the
+// flags, resolves secret files and validates the result.
+func Load(home string, getenv func(string) string, flags Flags) (*Config, error) {
+	cfg := Default(home)
+	if err := cfg.readFile(filepath.Join(home, FileName)); err != nil {
+		return nil, err
+	}
+	cfg.applyEnv(getenv)
+	cfg.applyFlags(flags)
+	if err := cfg.resolveSecrets(); err != nil {
+		return nil, err
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
+
+func (c *Config) readFile(path string) error {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("read config: %w", err)
+	}
+	if len(bytes.TrimSpace(b)) == 0 {
+		return nil
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	dec.KnownFields(true)
+	if err := dec.Decode(c); err != nil {
+		return fmt.Errorf("%s: %s", path, strings.TrimPrefix(err.Error(), "yaml: "))
+	}
+	if c.hasInlineSecret() {
+		fi, err := os.Stat(path)
+		if err != nil {
+			return fmt.Errorf("read config: %w", err)
+		}
+		if err := CheckPrivate(path, fi.Mode()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (c *Config) hasInlineSecret() bool {
+	if c.Telegram.Token.IsSet() || c.Google.ClientSecret.IsSet() || c.GitHub.Token.IsSet() ||
+		c.LLM.APIKey.IsSet() || c.Embedder.APIKey.IsSet() {
+		return true
+	}
+	for _, p := range c.LLM.Providers {
+		if p.APIKey.IsSet() {
+			return true
+		}
+	}
+	return false
+}
+
+// applyEnv applies the OMNIBRAIN_* variables of the external contract.
+func (c *Config) applyEnv(getenv func(string) string) {
+	set := func(name string, dst *string) {
+		if v := getenv(name); v != "" {
+			*dst = v
+		}
+	}
+	setSecret := func(name string, dst *Secret) {
+		if v := getenv(name); v != "" {
+			*dst = Secret(v)
+		}
+	}
+	set("OMNIBRAIN_TIMEZONE", &c.Timezone)
+	set("OMNIBRAIN_LOG_LEVEL", &c.LogLevel)
+	set("OMNIBRAIN_API_LISTEN", &c.API.Listen)
+
+	setSecret("OMNIBRAIN_TELEGRAM_TOKEN", &c.Telegram.Token)
+	set("OMNIBRAIN_TELEGRAM_API_URL", &c.Telegram.APIURL)
+	if v := getenv("OMNIBRAIN_TELEGRAM_OWNER_ID"); v != "" {
+		var id int64
+		if _, err := fmt.Sscan(v, &id); err == nil {
+			c.Telegram.OwnerID = id
+		} else {
+			c.Telegram.OwnerID = -1 // rejected by Validate with the variable's name
+		}
+	}
+
+	set("OMNIBRAIN_GOOGLE_API_URL", &c.Google.APIURL)
+	set("OMNIBRAIN_GOOGLE_TOKEN_URL", &c.Google.TokenURL)
+	set("OMNIBRAIN_GOOGLE_AUTH_URL", &c.Google.AuthURL)
+	set("OMNIBRAIN_GOOGLE_CLIENT_ID", &c.Google.ClientID)
+	setSecret("OMNIBRAIN_GOOGLE_CLIENT_SECRET", &c.Google.ClientSecret)
+	set("OMNIBRAIN_GOOGLE_CREDENTIALS", &c.Google.Credentials)
+
+	setSecret("OMNIBRAIN_GITHUB_TOKEN", &c.GitHub.Token)
+	set("OMNIBRAIN_GITHUB_API_URL", &c.GitHub.APIURL)
+
+	set("OMNIBRAIN_LLM_PROVIDER", &c.LLM.Provider)
+	set("OMNIBRAIN_LLM_BASE_URL", &c.LLM.BaseURL)
+	setSecret("OMNIBRAIN_LLM_API_KEY", &c.LLM.APIKey)
+	set("OMNIBRAIN_LLM_MODEL", &c.LLM.Model)
+
+	set("OMNIBRAIN_EMBEDDER", &c.Embedder.Provider)
+	set("OMNIBRAIN_EMBEDDER_BASE_URL", &c.Embedder.BaseURL)
+	set("OMNIBRAIN_EMBEDDER_MODEL", &c.Embedder.Model)
+}
+
+func (c *Config) applyFlags(f Flags) {
+	if f.Timezone != "" {
+		c.Timezone = f.Timezone
+	}
+	if f.LogLevel != "" {
+		c.LogLevel = f.LogLevel
+	}
+	if f.APIListen != "" {
+		c.API.Listen = f.APIListen
+	}
+}
+
+func (c *Config) resolveSecrets() error {
+	read := func(file string, dst *Secret, what string) error {
+		if file == "" || dst.IsSet() {
+			return nil
+		}
+		s, err := ReadSecretFile(c.path(file))
+		if err != nil {
+			return fmt.Errorf("%s: %w", what, err)
+		}
+		*dst = s
+		return nil
+	}
+	if err := read(c.Telegram.TokenFile, &c.Telegram.Token, "telegram.token_file"); err != nil {
+		return err
+	}
+	if err := read(c.GitHub.TokenFile, &c.GitHub.Token, "github.token_file"); err != nil {
+		return err
+	}
+	if err := read(c.LLM.APIKeyFile, &c.LLM.APIKey, "llm.api_key_file"); err != nil {
+		return err
+	}
+	if err := read(c.Embedder.APIKeyFile, &c.Embedder.APIKey, "embedder.api_key_file"); err != nil {
+		return err
+	}
+	for i := range c.LLM.Providers {
+		p := &c.LLM.Providers[i]
+		if err := read(p.APIKeyFile, &p.APIKey, "llm.providers["+p.Name+"].api_key_file"); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// path resolves a path relative to the home directory.
+func (c *Config) path(p string) string {
+	if filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(c.Home, p)
+}
+
+// Validate checks every field and loads the timezone.
+func (c *Config) Validate() error {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+
+	loc, err := loadLocation(c.Timezone)
+	if err != nil {
+		bad("timezone %q: %v (use an IANA name such as Europe/Berlin)", c.Timezone, err)
+	} else {
+		c.Location = loc
+	}
+	switch c.LogLevel {
+	case "debug", "info", "warn", "error":
+	default:
+		bad("log_level %q: want debug, info, warn or error", c.LogLevel)
+	}
+	if c.API.Listen != "" {
+		if err := checkLoopbackAddr(c.API.Listen); err != nil {
+			bad("api.listen: %v", err)
+		}
+	}
+	if c.Telegram.OwnerID < 0 {
+		bad("telegram owner id (OMNIBRAIN_TELEGRAM_OWNER_ID): want a positive Telegram user id")
+	}
+	for name, u := range map[string]string{
+		"telegram.api_url":  c.Telegram.APIURL,
+		"google.api_url":    c.Google.APIURL,
+		"google.token_url":  c.Google.TokenURL,
+		"google.auth_url":   c.Google.AuthURL,
+		"github.api_url":    c.GitHub.APIURL,
+		"llm.base_url":      c.LLM.BaseURL,
+		"embedder.base_url": c.Embedder.BaseURL,
+	} {
+		if u == "" {
+			continue
+		}
+		if err := checkURL(u); err != nil {
+			bad("%s: %v", name, err)
+		}
+	}
+	switch c.LLM.Provider {
+	case "", "openai", "anthropic", "ollama", "none":
+	default:
+		bad("llm.provider %q: want openai, anthropic, ollama or none", c.LLM.Provider)
+	}
+	names := map[string]bool{"default": true}
+	for _, p := range c.LLM.Providers {
+		if p.Name == "" || names[p.Name] {
+			bad("llm.providers: every provider needs a unique name (got %q)", p.Name)
+		}
+		names[p.Name] = true
+		switch p.Type {
+		case "openai", "anthropic", "ollama":
+		default:
+			bad("llm.providers[%s].type %q: want openai, anthropic or ollama", p.Name, p.Type)
+		}
+	}
+	for task, r := range c.LLM.Routes {
+		for _, p := range r.Providers {
+			if !names[p] {
+				bad("llm.routes.%s: unknown provider %q", task, p)
+			}
+		}
+		if r.Privacy != "" && r.Privacy != "local" {
+			bad("llm.routes.%s.privacy %q: want local or nothing", task, r.Privacy)
+		}
+	}
+	if c.LLM.DailyBudgetUSD < 0 {
+		bad("llm.daily_budget_usd must not be negative")
+	}
+	switch c.Embedder.Provider {
+	case "builtin", "openai", "ollama":
+	default:
+		bad("embedder.provider %q: want builtin, openai or ollama", c.Embedder.Provider)
+	}
+	if c.Approval.Expiry <= 0 {
+		bad("approval.expiry must be positive")
+	}
+	for name, d := range map[string]time.Duration{"schedule.mail": c.Schedule.Mail, "schedule.calendar": c.Schedule.Calendar, "schedule.github": c.Schedule.GitHub} {
+		if d < 10*time.Second {
+			bad("%s: %v is too short (at least 10s)", name, d)
+		}
+	}
+	parser := cron.NewParser(cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow | cron.Descriptor)
+	for name, spec := range map[string]string{
+		"schedule.patterns": c.Schedule.Patterns, "schedule.morning_briefing": c.Schedule.MorningBriefing,
+		"schedule.evening_briefing": c.Schedule.EveningBriefing, "schedule.weekly_review": c.Schedule.WeeklyReview,
+	} {
+		if _, err := parser.Parse(spec); err != nil {
+			bad("%s %q: %v", name, spec, err)
+		}
+	}
+	for name, v := range map[string]string{"notifications.quiet_start": c.Notifications.QuietStart, "notifications.quiet_end": c.Notifications.QuietEnd} {
+		if v == "" {
+			continue
+		}
+		if _, err := time.Parse("15:04", v); err != nil {
+			bad("%s %q: want HH:MM", name, v)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// loadLocation loads an IANA zone; empty means the system zone.
+func loadLocation(name string) (*time.Location, error) {
+	if name == "" {
+		return time.Local, nil
+	}
+	return time.LoadLocation(name)
+}
+
+func checkURL(raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return err
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return fmt.Errorf("%q: want an http or https URL", raw)
+	}
+	if u.Host == "" {
+		return fmt.Errorf("%q: no host", raw)
+	}
+	return nil
+}
+
+// TimezoneName is the configured zone's name, resolving the system zone.
+func (c *Config) TimezoneName() string {
+	if c.Timezone != "" {
+		return c.Timezone
+	}
+	if tz := os.Getenv("TZ"); tz != "" {
+		return tz
+	}
+	if target, err := os.Readlink("/etc/localtime"); err == nil {
+		if i := strings.Index(target, "zoneinfo/"); i >= 0 {
+			return target[i+len("zoneinfo/"):]
+		}
+	}
+	return c.Location.String()
+}
+
+// Secrets returns every configured secret value, for log redaction.
+func (c *Config) Secrets() []string {
+	var out []string
+	for _, s := range []Secret{c.Telegram.Token, c.Google.ClientSecret, c.GitHub.Token, c.LLM.APIKey, c.Embedder.APIKey} {
+		if s.IsSet() {
+			out = append(out, s.Reveal())
+		}
+	}
+	for _, p := range c.LLM.Providers {
+		if p.APIKey.IsSet() {
+			out = append(out, p.APIKey.Reveal())
+		}
+	}
+	return out
+}
+
+// Path returns a path inside the home directory.
+func (c *Config) Path(elem ...string) string {
+	return filepath.Join(append([]string{c.Home}, elem...)...)
+}
+
+// checkLoopbackAddr accepts only loopback TCP addresses: the API is local.
+func checkLoopbackAddr(addr string) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("%q: %v (want host:port, e.g. 127.0.0.1:7423)", addr, err)
+	}
+	if host == "localhost" {
+		return nil
+	}
+	ip := net.ParseIP(host)
+	if ip == nil || !ip.IsLoopback() {
+		return fmt.Errorf("%q: the API only listens on loopback (127.0.0.1 or [::1])", addr)
+	}
+	return nil
+}

@@ -1,0 +1,227 @@
+// Package daemon wires omnibrain together: it builds every component from
+// the configuration by their constructors, serves the local API and runs
+// the long-lived loops under one supervision tree.
+package daemon
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/omnibrain/omnibrain/api"
+	"github.com/omnibrain/omnibrain/config"
+	"github.com/omnibrain/omnibrain/health"
+	"github.com/omnibrain/omnibrain/internal/supervise"
+	"github.com/omnibrain/omnibrain/store"
+)
+
+// Version is set by main from the build.
+var Version = "dev"
+
+// App is one omnibrain instance over a home directory. Open builds it; the
+// CLI uses it in-process when no daemon runs, and Run makes it the daemon.
+type App struct {
+	cfg     *config.Config
+	log     *slog.Logger
+	store   *store.Store
+	health  *health.Registry
+	api     *api.Server
+	started time.Time
+	daemon  bool
+
+	// components are the long-lived loops Run supervises.
+	components []supervise.Component
+	closers    []func() error
+}
+
+// Options are what Open needs beyond the configuration.
+type Options struct {
+	Log *slog.Logger
+	Now func() time.Time
+}
+
+// Open builds the app: the store and every service the API serves.
+func Open(ctx context.Context, cfg *config.Config, opts Options) (*App, error) {
+	if opts.Log == nil {
+		opts.Log = slog.New(slog.DiscardHandler)
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if err := config.EnsureHome(cfg.Home); err != nil {
+		return nil, err
+	}
+	st, err := store.Open(ctx, cfg.Path(store.FileName), store.Options{Log: opts.Log.With("component", "store"), Now: opts.Now})
+	if err != nil {
+		return nil, err
+	}
+	a := &App{
+		cfg:     cfg,
+		log:     opts.Log,
+		store:   st,
+		health:  health.NewRegistry(opts.Now),
+		started: opts.Now(),
+	}
+	a.closers = append(a.closers, st.Close)
+	a.health.Success("store")
+
+	backends := api.Backends{Status: a.status}
+	a.api = api.NewServer(opts.Log.With("component", "api"), "", backends)
+	return a, nil
+}
+
+// Close releases everything Open acquired, last acquired first.
+func (a *App) Close() error {
+	var errs []error
+	for i := len(a.closers) - 1; i >= 0; i-- {
+		errs = append(errs, a.closers[i]())
+	}
+	return errors.Join(errs...)
+}
+
+// Store is the app's store.
+func (a *App) Store() *store.Store { return a.store }
+
+// Health is the app's health registry.
+func (a *App) Health() *health.Registry { return a.health }
+
+// Handler serves the API in-process (no Host from a socket, no token).
+func (a *App) Handler() http.Handler { return a.api.SocketHandler() }
+
+// Run runs the daemon until ctx is cancelled: it takes the home's lock,
+// serves the API on the Unix socket (and loopback TCP if configured) and
+// supervises every long-lived component.
+func (a *App) Run(ctx context.Context) error {
+	unlock, err := lockHome(a.cfg.Home)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	a.daemon = true
+
+	if a.cfg.API.Listen != "" {
+		token, err := loadOrCreateToken(a.cfg.Path(api.TokenFileName))
+		if err != nil {
+			return err
+		}
+		a.api.SetToken(token)
+	}
+
+	tree := supervise.New(a.log.With("component", "supervisor"), a.health, supervise.Options{})
+	socket := a.cfg.Path(api.SocketName)
+	tree.Add(supervise.Component{Name: "api", Run: func(ctx context.Context) error {
+		a.health.Success("api")
+		return a.api.ServeUnix(ctx, socket)
+	}})
+	if a.cfg.API.Listen != "" {
+		tree.Add(supervise.Component{Name: "api-tcp", Run: func(ctx context.Context) error {
+			a.health.Success("api-tcp")
+			return a.api.ServeTCP(ctx, a.cfg.API.Listen)
+		}})
+	}
+	for _, c := range a.components {
+		tree.Add(c)
+	}
+	a.log.Info("omnibrain started", "version", Version, "home", a.cfg.Home, "socket", socket, "timezone", a.cfg.TimezoneName())
+	err = tree.Run(ctx)
+	a.log.Info("omnibrain stopped")
+	return err
+}
+
+func (a *App) status(ctx context.Context) (*api.Status, error) {
+	counts, err := a.store.CountItems(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var total int64
+	for _, c := range counts {
+		total += c.Items
+	}
+	comps := a.health.Snapshot()
+	st := &api.Status{
+		Version:    Version,
+		Home:       a.cfg.Home,
+		Timezone:   a.cfg.TimezoneName(),
+		Daemon:     a.daemon,
+		Overall:    health.Overall(comps),
+		Components: comps,
+		Items:      counts,
+		TotalItems: total,
+		DiskBytes:  diskUsage(a.cfg.Home),
+		Configured: map[string]bool{
+			"telegram": a.cfg.Telegram.Token.IsSet(),
+			"google":   a.cfg.Google.ClientID != "" || a.cfg.Google.Credentials != "",
+			"github":   a.cfg.GitHub.Token.IsSet(),
+			"llm":      a.cfg.LLM.Provider != "" && a.cfg.LLM.Provider != "none",
+		},
+	}
+	if a.daemon {
+		st.PID = os.Getpid()
+		st.StartedAt = a.started
+	}
+	return st, nil
+}
+
+// diskUsage sums the sizes of the files in the home directory.
+func diskUsage(home string) int64 {
+	var n int64
+	filepath.WalkDir(home, func(_ string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return nil
+		}
+		if fi, err := d.Info(); err == nil && fi.Mode().IsRegular() {
+			n += fi.Size()
+		}
+		return nil
+	})
+	return n
+}
+
+// lockHome takes an exclusive lock on the home so two daemons never share it.
+func lockHome(home string) (func(), error) {
+	path := filepath.Join(home, "omnibrain.lock")
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("lock home: %w", err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return nil, fmt.Errorf("another omnibrain daemon is already running on %s", home)
+		}
+		return nil, fmt.Errorf("lock home: %w", err)
+	}
+	f.Truncate(0)
+	fmt.Fprintf(f, "%d\n", os.Getpid())
+	return func() {
+		syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		f.Close()
+	}, nil
+}
+
+// loadOrCreateToken reads the API token file, creating a random token (0600)
+// on first use.
+func loadOrCreateToken(path string) (string, error) {
+	if s, err := config.ReadSecretFile(path); err == nil && s.IsSet() {
+		return s.Reveal(), nil
+	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return "", err
+	}
+	b := make([]byte, 32)
+	rand.Read(b)
+	token := hex.EncodeToString(b)
+	if err := config.WriteSecretFile(path, []byte(token+"\n")); err != nil {
+		return "", err
+	}
+	return strings.TrimSpace(token), nil
+}

@@ -1,0 +1,349 @@
+package store
+
+import (
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Item is anything ingested: a mail, a calendar event, a GitHub
+// notification, an imported document, a chat message.
+type Item struct {
+	ID         int64 // assigned by the store
+	Source     string
+	ExternalID string
+	Kind       string
+	Thread     string
+	Time       time.Time
+	Title      string
+	Body       string
+	Quoted     string
+	Sender     string
+	People     []string
+	Meta       map[string]any
+	Created    time.Time
+	Updated    time.Time
+}
+
+// Validate reports what makes an item unstorable.
+func (it *Item) Validate() error {
+	switch {
+	case strings.TrimSpace(it.Source) == "":
+		return errors.New("item has no source")
+	case strings.TrimSpace(it.ExternalID) == "":
+		return errors.New("item has no id")
+	case it.Time.IsZero():
+		return errors.New("item has no time")
+	}
+	return nil
+}
+
+// contentHash covers every stored field, so an upsert of identical content
+// is recognised and changes nothing.
+func (it *Item) contentHash(people, meta string) string {
+	h := sha256.New()
+	for _, s := range []string{it.Kind, it.Thread, it.Time.UTC().Format(time.RFC3339Nano), it.Title, it.Body, it.Quoted, it.Sender, people, meta} {
+		fmt.Fprintf(h, "%d:%s;", len(s), s)
+	}
+	return hex.EncodeToString(h.Sum(nil)[:16])
+}
+
+// UpsertOptions control how an upsert is recorded.
+type UpsertOptions struct {
+	// Event records new and changed items in item_events for the background
+	// consumers. Collectors set it; archive imports do not, so importing years
+	// of old mail does not trigger years of notifications.
+	Event bool
+}
+
+// UpsertResult says what an upsert did.
+type UpsertResult struct {
+	ID      int64
+	Created bool // a new row
+	Changed bool // an existing row whose content changed
+}
+
+// UpsertItem inserts the item or updates the row with the same source and
+// external id. It never touches state kept beside the item (events already
+// consumed, triage, vectors), and an identical upsert writes nothing.
+func (t *Tx) UpsertItem(it *Item, opts UpsertOptions) (UpsertResult, error) {
+	if err := it.Validate(); err != nil {
+		return UpsertResult{}, err
+	}
+	people, err := json.Marshal(nonNil(it.People))
+	if err != nil {
+		return UpsertResult{}, fmt.Errorf("upsert item: %w", err)
+	}
+	meta := []byte("{}")
+	if len(it.Meta) > 0 {
+		if meta, err = json.Marshal(it.Meta); err != nil {
+			return UpsertResult{}, fmt.Errorf("upsert item %s: meta: %w", it.ExternalID, err)
+		}
+	}
+	hash := it.contentHash(string(people), string(meta))
+	now := ms(t.now)
+
+	var id int64
+	var oldHash string
+	err = t.queryRow(`SELECT id, content_hash FROM items WHERE source = ? AND external_id = ?`, it.Source, it.ExternalID).Scan(&id, &oldHash)
+	var res UpsertResult
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		r, err := t.exec(`INSERT INTO items (source, external_id, kind, thread, time, title, body, quoted, sender, people, meta, content_hash, created, updated)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			it.Source, it.ExternalID, it.Kind, it.Thread, ms(it.Time), it.Title, it.Body, it.Quoted, strings.ToLower(it.Sender), string(people), string(meta), hash, now, now)
+		if err != nil {
+			return UpsertResult{}, fmt.Errorf("insert item %s/%s: %w", it.Source, it.ExternalID, err)
+		}
+		if id, err = r.LastInsertId(); err != nil {
+			return UpsertResult{}, err
+		}
+		res = UpsertResult{ID: id, Created: true}
+	case err != nil:
+		return UpsertResult{}, fmt.Errorf("look up item %s/%s: %w", it.Source, it.ExternalID, err)
+	case oldHash == hash:
+		it.ID = id
+		return UpsertResult{ID: id}, nil
+	default:
+		_, err := t.exec(`UPDATE items SET kind = ?, thread = ?, time = ?, title = ?, body = ?, quoted = ?, sender = ?, people = ?, meta = ?, content_hash = ?, updated = ?
+			WHERE id = ?`,
+			it.Kind, it.Thread, ms(it.Time), it.Title, it.Body, it.Quoted, strings.ToLower(it.Sender), string(people), string(meta), hash, now, id)
+		if err != nil {
+			return UpsertResult{}, fmt.Errorf("update item %s/%s: %w", it.Source, it.ExternalID, err)
+		}
+		res = UpsertResult{ID: id, Changed: true}
+	}
+	it.ID = res.ID
+	if opts.Event {
+		kind := "new"
+		if res.Changed {
+			kind = "updated"
+		}
+		if _, err := t.exec(`INSERT INTO item_events (item_id, kind, created) VALUES (?, ?, ?)`, res.ID, kind, now); err != nil {
+			return UpsertResult{}, fmt.Errorf("record item event: %w", err)
+		}
+	}
+	return res, nil
+}
+
+// UpsertItems upserts a batch in one transaction.
+func (s *Store) UpsertItems(ctx context.Context, items []*Item, opts UpsertOptions) ([]UpsertResult, error) {
+	out := make([]UpsertResult, 0, len(items))
+	err := s.Tx(ctx, func(tx *Tx) error {
+		for _, it := range items {
+			r, err := tx.UpsertItem(it, opts)
+			if err != nil {
+				return err
+			}
+			out = append(out, r)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+const itemColumns = `id, source, external_id, kind, thread, time, title, body, quoted, sender, people, meta, created, updated`
+
+type scanner interface{ Scan(dest ...any) error }
+
+func scanItem(row scanner) (*Item, error) {
+	var it Item
+	var t, created, updated int64
+	var people, meta string
+	if err := row.Scan(&it.ID, &it.Source, &it.ExternalID, &it.Kind, &it.Thread, &t, &it.Title, &it.Body, &it.Quoted, &it.Sender, &people, &meta, &created, &updated); err != nil {
+		return nil, err
+	}
+	it.Time, it.Created, it.Updated = fromMS(t), fromMS(created), fromMS(updated)
+	if err := json.Unmarshal([]byte(people), &it.People); err != nil {
+		return nil, fmt.Errorf("item %d: people: %w", it.ID, err)
+	}
+	if meta != "{}" {
+		if err := json.Unmarshal([]byte(meta), &it.Meta); err != nil {
+			return nil, fmt.Errorf("item %d: meta: %w", it.ID, err)
+		}
+	}
+	return &it, nil
+}
+
+// Item returns the item with the store id.
+func (s *Store) Item(ctx context.Context, id int64) (*Item, error) {
+	it, err := scanItem(s.db.QueryRowContext(ctx, `SELECT `+itemColumns+` FROM items WHERE id = ?`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("item %d: %w", id, ErrNotFound)
+	}
+	return it, err
+}
+
+// ItemByExternalID returns the item with the source's id.
+func (s *Store) ItemByExternalID(ctx context.Context, source, externalID string) (*Item, error) {
+	it, err := scanItem(s.db.QueryRowContext(ctx, `SELECT `+itemColumns+` FROM items WHERE source = ? AND external_id = ?`, source, externalID))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("item %s/%s: %w", source, externalID, ErrNotFound)
+	}
+	return it, err
+}
+
+// ItemsByID returns the items with the given store ids, in that order;
+// ids that do not exist are left out.
+func (s *Store) ItemsByID(ctx context.Context, ids []int64) ([]*Item, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	args := make([]any, len(ids))
+	for i, id := range ids {
+		args[i] = id
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT `+itemColumns+` FROM items WHERE id IN (`+placeholders(len(ids))+`)`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("items by id: %w", err)
+	}
+	defer rows.Close()
+	byID := make(map[int64]*Item, len(ids))
+	for rows.Next() {
+		it, err := scanItem(rows)
+		if err != nil {
+			return nil, err
+		}
+		byID[it.ID] = it
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	out := make([]*Item, 0, len(ids))
+	for _, id := range ids {
+		if it, ok := byID[id]; ok {
+			out = append(out, it)
+		}
+	}
+	return out, nil
+}
+
+func placeholders(n int) string {
+	return strings.TrimSuffix(strings.Repeat("?,", n), ",")
+}
+
+// SourceCount is the number of items from one source.
+type SourceCount struct {
+	Source string `json:"source"`
+	Items  int64  `json:"items"`
+}
+
+// CountItems returns item counts per source, largest first.
+func (s *Store) CountItems(ctx context.Context) ([]SourceCount, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT source, COUNT(*) FROM items GROUP BY source ORDER BY COUNT(*) DESC, source`)
+	if err != nil {
+		return nil, fmt.Errorf("count items: %w", err)
+	}
+	defer rows.Close()
+	out := []SourceCount{}
+	for rows.Next() {
+		var c SourceCount
+		if err := rows.Scan(&c.Source, &c.Items); err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}
+
+// ItemEvent is one entry of the durable new-item log.
+type ItemEvent struct {
+	ID     int64
+	ItemID int64
+	Kind   string
+}
+
+// PendingEvents returns up to limit events after the consumer's position.
+func (s *Store) PendingEvents(ctx context.Context, consumer string, limit int) ([]ItemEvent, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT e.id, e.item_id, e.kind FROM item_events e
+		WHERE e.id > COALESCE((SELECT last_event_id FROM consumers WHERE name = ?), 0)
+		ORDER BY e.id LIMIT ?`, consumer, limit)
+	if err != nil {
+		return nil, fmt.Errorf("pending events for %s: %w", consumer, err)
+	}
+	defer rows.Close()
+	var out []ItemEvent
+	for rows.Next() {
+		var e ItemEvent
+		if err := rows.Scan(&e.ID, &e.ItemID, &e.Kind); err != nil {
+			return nil, err
+		}
+		out = append(out, e)
+	}
+	return out, rows.Err()
+}
+
+// AckEvents moves the consumer's position to eventID (never backwards).
+func (t *Tx) AckEvents(consumer string, eventID int64) error {
+	_, err := t.exec(`INSERT INTO consumers (name, last_event_id, updated) VALUES (?, ?, ?)
+		ON CONFLICT (name) DO UPDATE SET last_event_id = MAX(last_event_id, excluded.last_event_id), updated = excluded.updated`,
+		consumer, eventID, ms(t.now))
+	if err != nil {
+		return fmt.Errorf("ack events for %s: %w", consumer, err)
+	}
+	return nil
+}
+
+// Cursor returns a collector's saved sync position ("" if none).
+func (s *Store) Cursor(ctx context.Context, collector string) (string, error) {
+	var c string
+	err := s.db.QueryRowContext(ctx, `SELECT cursor FROM sync_cursors WHERE collector = ?`, collector).Scan(&c)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("read cursor %s: %w", collector, err)
+	}
+	return c, nil
+}
+
+// SetCursor saves a collector's sync position. Called in the transaction
+// that stores the items it covers, the cursor can never run ahead of them.
+func (t *Tx) SetCursor(collector, cursor string) error {
+	_, err := t.exec(`INSERT INTO sync_cursors (collector, cursor, updated) VALUES (?, ?, ?)
+		ON CONFLICT (collector) DO UPDATE SET cursor = excluded.cursor, updated = excluded.updated`,
+		collector, cursor, ms(t.now))
+	if err != nil {
+		return fmt.Errorf("save cursor %s: %w", collector, err)
+	}
+	return nil
+}
+
+// Meta returns a value from the meta table ("" if unset).
+func (s *Store) Meta(ctx context.Context, key string) (string, error) {
+	var v string
+	err := s.db.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = ?`, key).Scan(&v)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("read meta %s: %w", key, err)
+	}
+	return v, nil
+}
+
+// SetMeta sets a value in the meta table.
+func (t *Tx) SetMeta(key, value string) error {
+	_, err := t.exec(`INSERT INTO meta (key, value, updated) VALUES (?, ?, ?)
+		ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated = excluded.updated`, key, value, ms(t.now))
+	if err != nil {
+		return fmt.Errorf("set meta %s: %w", key, err)
+	}
+	return nil
+}

@@ -1,0 +1,257 @@
+// Package store owns all of omnibrain's persistence: one SQLite database
+// (WAL, FTS5) with numbered, embedded migrations.
+package store
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	_ "github.com/mattn/go-sqlite3" // the sqlite3 driver; built with -tags sqlite_fts5
+)
+
+//go:embed migrations/*.sql
+var migrationFS embed.FS
+
+// FileName is the database file inside the home directory.
+const FileName = "omnibrain.db"
+
+// ErrNotFound is returned when a row does not exist.
+var ErrNotFound = errors.New("not found")
+
+// Store is the database handle. It is safe for concurrent use.
+type Store struct {
+	db   *sql.DB
+	path string
+	log  *slog.Logger
+	now  func() time.Time
+}
+
+// Options configure Open.
+type Options struct {
+	Log *slog.Logger
+	Now func() time.Time // the clock; time.Now when nil
+}
+
+// Open opens (creating if needed) the database at path, checks that FTS5 is
+// compiled in and applies pending migrations.
+func Open(ctx context.Context, path string, opts Options) (*Store, error) {
+	if opts.Log == nil {
+		opts.Log = slog.New(slog.DiscardHandler)
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("store: %w", err)
+	}
+	q := url.Values{}
+	q.Set("_journal_mode", "WAL")
+	q.Set("_synchronous", "NORMAL") // with WAL: durable across process crashes
+	q.Set("_busy_timeout", "5000")
+	q.Set("_txlock", "immediate")
+	q.Set("_foreign_keys", "on")
+	dsn := "file:" + path + "?" + q.Encode()
+	db, err := sql.Open("sqlite3", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("store: open %s: %w", path, err)
+	}
+	s := &Store{db: db, path: path, log: opts.Log, now: opts.Now}
+	if err := s.checkFTS5(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
+	if err := s.migrate(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
+	// The database holds mail: keep it private even if the umask is loose.
+	for _, p := range []string{path, path + "-wal", path + "-shm"} {
+		if err := os.Chmod(p, 0o600); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			db.Close()
+			return nil, fmt.Errorf("store: %w", err)
+		}
+	}
+	return s, nil
+}
+
+// Close closes the database.
+func (s *Store) Close() error { return s.db.Close() }
+
+// DB exposes the handle for the packages' own queries inside this package's
+// tests and benchmarks.
+func (s *Store) DB() *sql.DB { return s.db }
+
+// Path is the database file.
+func (s *Store) Path() string { return s.path }
+
+// Now is the store's clock.
+func (s *Store) Now() time.Time { return s.now() }
+
+func (s *Store) checkFTS5(ctx context.Context) error {
+	_, err := s.db.ExecContext(ctx, "CREATE VIRTUAL TABLE IF NOT EXISTS temp.fts5_probe USING fts5(x)")
+	if err != nil {
+		if strings.Contains(err.Error(), "no such module") {
+			return errors.New("store: this binary's SQLite has no FTS5: build with -tags sqlite_fts5 (the Makefile does)")
+		}
+		return fmt.Errorf("store: open database: %w", err)
+	}
+	_, err = s.db.ExecContext(ctx, "DROP TABLE temp.fts5_probe")
+	return err
+}
+
+type migration struct {
+	version int
+	name    string
+	sql     string
+}
+
+func loadMigrations() ([]migration, error) {
+	entries, err := fs.ReadDir(migrationFS, "migrations")
+	if err != nil {
+		return nil, err
+	}
+	var ms []migration
+	seen := map[int]string{}
+	for _, e := range entries {
+		num, _, ok := strings.Cut(e.Name(), "_")
+		v, err := strconv.Atoi(num)
+		if !ok || err != nil || v <= 0 {
+			return nil, fmt.Errorf("migration %s: name must start with a positive number and _", e.Name())
+		}
+		if other, dup := seen[v]; dup {
+			return nil, fmt.Errorf("migrations %s and %s share number %d", other, e.Name(), v)
+		}
+		seen[v] = e.Name()
+		b, err := migrationFS.ReadFile("migrations/" + e.Name())
+		if err != nil {
+			return nil, err
+		}
+		ms = append(ms, migration{version: v, name: e.Name(), sql: string(b)})
+	}
+	sort.Slice(ms, func(i, j int) bool { return ms[i].version < ms[j].version })
+	return ms, nil
+}
+
+// migrate applies every migration newer than PRAGMA user_version in one
+// transaction: a crash leaves the old schema, never half of a new one.
+func (s *Store) migrate(ctx context.Context) error {
+	ms, err := loadMigrations()
+	if err != nil {
+		return fmt.Errorf("store: %w", err)
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("store: migrate: %w", err)
+	}
+	defer tx.Rollback()
+	var current int
+	if err := tx.QueryRowContext(ctx, "PRAGMA user_version").Scan(&current); err != nil {
+		return fmt.Errorf("store: read schema version: %w", err)
+	}
+	latest := current
+	for _, m := range ms {
+		if m.version <= current {
+			continue
+		}
+		if _, err := tx.ExecContext(ctx, m.sql); err != nil {
+			return fmt.Errorf("store: migration %s: %w", m.name, err)
+		}
+		latest = m.version
+	}
+	if len(ms) > 0 && current > ms[len(ms)-1].version {
+		return fmt.Errorf("store: database schema %d is newer than this binary knows (%d): upgrade omnibrain", current, ms[len(ms)-1].version)
+	}
+	if latest == current {
+		return nil
+	}
+	if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", latest)); err != nil {
+		return fmt.Errorf("store: set schema version: %w", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("store: migrate: %w", err)
+	}
+	s.log.Info("schema migrated", "from", current, "to", latest)
+	return nil
+}
+
+// SchemaVersion reports the applied schema version.
+func (s *Store) SchemaVersion(ctx context.Context) (int, error) {
+	var v int
+	err := s.db.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v)
+	return v, err
+}
+
+// IntegrityCheck runs PRAGMA integrity_check and returns its verdict ("ok").
+func (s *Store) IntegrityCheck(ctx context.Context) (string, error) {
+	var res string
+	err := s.db.QueryRowContext(ctx, "PRAGMA integrity_check").Scan(&res)
+	return res, err
+}
+
+// Tx runs fn in one write transaction, committing when fn returns nil.
+func (s *Store) Tx(ctx context.Context, fn func(*Tx) error) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("store: begin: %w", err)
+	}
+	defer tx.Rollback()
+	if err := fn(&Tx{tx: tx, ctx: ctx, now: s.now()}); err != nil {
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("store: commit: %w", err)
+	}
+	return nil
+}
+
+// Tx is one write transaction. Its methods share the context and clock
+// reading of the transaction.
+type Tx struct {
+	tx  *sql.Tx
+	ctx context.Context
+	now time.Time
+}
+
+func (t *Tx) exec(query string, args ...any) (sql.Result, error) {
+	return t.tx.ExecContext(t.ctx, query, args...)
+}
+
+func (t *Tx) queryRow(query string, args ...any) *sql.Row {
+	return t.tx.QueryRowContext(t.ctx, query, args...)
+}
+
+// ms converts a time to the schema's unix milliseconds; the zero time is 0.
+func ms(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixMilli()
+}
+
+// fromMS converts unix milliseconds back; 0 is the zero time.
+func fromMS(v int64) time.Time {
+	if v == 0 {
+		return time.Time{}
+	}
+	return time.UnixMilli(v).UTC()
+}
+
+// nullMS maps a nullable column to a time.
+func nullMS(v sql.NullInt64) time.Time {
+	if !v.Valid {
+		return time.Time{}
+	}
+	return fromMS(v.Int64)
+}
