@@ -1,0 +1,132 @@
+// Package approval is the gate between what omnibrain proposes and what it
+// does: proposals with their exact payload and its hash, compare-and-set
+// decisions by the owner only, expiry, and the audit log. Nothing outgoing
+// happens except through an executor for an approved, unexpired proposal
+// whose payload hash is the one the owner saw.
+package approval
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+)
+
+// Kind is what a proposal would do.
+type Kind string
+
+const (
+	KindReply           Kind = "reply"            // EmailPayload answering a mail
+	KindEmail           Kind = "email"            // EmailPayload, a new mail
+	KindForward         Kind = "forward"          // EmailPayload forwarding a mail
+	KindCalendarCreate  Kind = "calendar_create"  // CalendarPayload
+	KindCalendarUpdate  Kind = "calendar_update"  // CalendarPayload with EventID
+	KindCalendarDelete  Kind = "calendar_delete"  // CalendarPayload with EventID
+	KindCalendarRespond Kind = "calendar_respond" // CalendarPayload with EventID and Response
+	KindGitHubComment   Kind = "github_comment"   // GitHubCommentPayload
+	KindPluginAction    Kind = "plugin_action"    // PluginActionPayload
+)
+
+// State is where a proposal is in its life.
+type State string
+
+const (
+	StatePending    State = "pending"
+	StateApproved   State = "approved"
+	StateExecuting  State = "executing"
+	StateExecuted   State = "executed"
+	StateFailed     State = "failed"
+	StateRejected   State = "rejected"
+	StateExpired    State = "expired"
+	StateSnoozed    State = "snoozed"
+	StateSuperseded State = "superseded"
+)
+
+// Proposal is an outgoing action waiting for, or past, the owner's decision.
+type Proposal struct {
+	ID          string          `json:"id"` // short, opaque; also the Telegram callback id
+	Kind        Kind            `json:"kind"`
+	State       State           `json:"state"`
+	Title       string          `json:"title"`  // one line: "Reply to Alice: Re: Q3 budget"
+	Reason      string          `json:"reason"` // why it was proposed
+	Origin      string          `json:"origin"` // agent, proactive, owner
+	Payload     json.RawMessage `json:"payload"`
+	PayloadHash string          `json:"payload_hash"`
+	ItemID      int64           `json:"item_id,omitempty"` // the stored item it answers, if any
+	Thread      string          `json:"thread,omitempty"`
+	Created     time.Time       `json:"created"`
+	Expires     time.Time       `json:"expires"`
+	Decided     time.Time       `json:"decided,omitzero"`
+	DecidedBy   string          `json:"decided_by,omitempty"`
+	SnoozeUntil time.Time       `json:"snooze_until,omitzero"`
+	Supersedes  string          `json:"supersedes,omitempty"` // the proposal an edit replaced
+	RemoteID    string          `json:"remote_id,omitempty"`  // what the executor created
+	Error       string          `json:"error,omitempty"`      // why execution failed
+}
+
+// Draft is what the agent, the proactive engine or the owner asks to
+// propose. The gate stores Payload exactly as marshalled and hashes it.
+type Draft struct {
+	Kind   Kind
+	Title  string
+	Reason string
+	Origin string
+	Payload any // one of the *Payload types below, matching Kind
+	ItemID int64
+	Thread string
+}
+
+// EmailPayload is a mail to send (reply, new mail, forward).
+type EmailPayload struct {
+	To         []string `json:"to"`
+	Cc         []string `json:"cc,omitempty"`
+	Bcc        []string `json:"bcc,omitempty"`
+	Subject    string   `json:"subject"`
+	Body       string   `json:"body"` // plain text, exactly what is sent
+	InReplyTo  string   `json:"in_reply_to,omitempty"` // Message-ID answered (reply)
+	References []string `json:"references,omitempty"`
+	ThreadID   string   `json:"thread_id,omitempty"` // Gmail thread id
+}
+
+// CalendarPayload is a calendar change. Attendees get invitations and
+// updates, so every calendar change is outgoing.
+type CalendarPayload struct {
+	CalendarID  string    `json:"calendar_id,omitempty"` // default primary
+	EventID     string    `json:"event_id,omitempty"`
+	Summary     string    `json:"summary,omitempty"`
+	Description string    `json:"description,omitempty"`
+	Location    string    `json:"location,omitempty"`
+	Start       time.Time `json:"start,omitzero"`
+	End         time.Time `json:"end,omitzero"`
+	AllDay      bool      `json:"all_day,omitempty"`
+	TimeZone    string    `json:"time_zone,omitempty"`
+	Attendees   []string  `json:"attendees,omitempty"`
+	SendUpdates string    `json:"send_updates,omitempty"` // all (default), externalOnly, none
+	Response    string    `json:"response,omitempty"`     // accepted, declined, tentative (respond)
+}
+
+// GitHubCommentPayload is a comment on an issue or pull request.
+type GitHubCommentPayload struct {
+	Owner  string `json:"owner"`
+	Repo   string `json:"repo"`
+	Number int    `json:"number"`
+	Body   string `json:"body"`
+}
+
+// PluginActionPayload runs a plugin tool that is not declared read-only.
+type PluginActionPayload struct {
+	Plugin    string          `json:"plugin"`
+	Tool      string          `json:"tool"`
+	Arguments json.RawMessage `json:"arguments"`
+}
+
+// Executor performs approved proposals of some kinds. Only the gate calls
+// it, and only for a proposal it has moved to executing.
+type Executor interface {
+	// Execute performs the action once. key is stable for this proposal
+	// and payload; the executor records it on the remote side (a
+	// Message-ID, an event id, a marker in a comment) so Find can see an
+	// earlier attempt after a crash.
+	Execute(ctx context.Context, p *Proposal, key string) (remoteID string, err error)
+	// Find reports whether an attempt with key already reached the remote side.
+	Find(ctx context.Context, p *Proposal, key string) (remoteID string, found bool, err error)
+}

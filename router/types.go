@@ -1,0 +1,89 @@
+// Package router reaches language models: providers behind their official
+// SDKs, task-based routing with retry and failover, streaming, usage and
+// cost accounting, and the daily budget.
+package router
+
+import "encoding/json"
+
+// Task names a kind of model work; routes are configured per task.
+type Task string
+
+const (
+	TaskTriage     Task = "triage"
+	TaskDraft      Task = "draft"
+	TaskPlanning   Task = "planning"
+	TaskAnalysis   Task = "analysis"
+	TaskReflection Task = "reflection"
+	TaskBriefing   Task = "briefing"
+	TaskChat       Task = "chat"
+)
+
+// Role of a message in a conversation.
+type Role string
+
+const (
+	RoleSystem    Role = "system"
+	RoleUser      Role = "user"
+	RoleAssistant Role = "assistant"
+	RoleTool      Role = "tool"
+)
+
+// Message is one turn. An assistant message may carry tool calls; a tool
+// message answers one of them by ToolCallID.
+type Message struct {
+	Role       Role       `json:"role"`
+	Content    string     `json:"content,omitempty"`
+	ToolCalls  []ToolCall `json:"tool_calls,omitempty"`
+	ToolCallID string     `json:"tool_call_id,omitempty"`
+	Name       string     `json:"name,omitempty"` // the tool's name, on tool messages
+}
+
+// ToolCall is a model's request to run a tool. Arguments is the raw JSON
+// the model produced; it may be malformed and must be validated.
+type ToolCall struct {
+	ID        string          `json:"id"`
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments"`
+}
+
+// ToolSpec describes a tool to the model.
+type ToolSpec struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	Parameters  json.RawMessage `json:"parameters"` // JSON Schema of the arguments object
+}
+
+// Request is one model call.
+type Request struct {
+	Task        Task
+	Messages    []Message // the system prompt is Messages[0] with RoleSystem, if any
+	Tools       []ToolSpec
+	MaxTokens   int
+	Temperature *float64
+	// Interactive marks calls the owner is waiting for (chat): they are
+	// allowed past a spent budget when configured so, background work is not.
+	Interactive bool
+}
+
+// Usage is token accounting for one call.
+type Usage struct {
+	InputTokens  int     `json:"input_tokens"`
+	OutputTokens int     `json:"output_tokens"`
+	CostUSD      float64 `json:"cost_usd"`
+}
+
+// Response is a completed model call.
+type Response struct {
+	Content   string
+	ToolCalls []ToolCall
+	Usage     Usage
+	Provider  string // the configured provider name that answered
+	Model     string
+	// StopReason is the provider's reason, normalised: stop, tool_calls, length.
+	StopReason string
+}
+
+// Delta is one streamed piece of a response.
+type Delta struct {
+	Text string
+}
