@@ -1,0 +1,193 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/omnibrain/omnibrain/internal/logging"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func testServer(token string) *Server {
+	return NewServer(logging.Discard(), token, Backends{
+		Status: func(ctx context.Context) (*Status, error) { return &Status{Version: "test", Overall: "ok"}, nil },
+	})
+}
+
+func TestGuardRefusesWhatALocalAPIMustNotServe(t *testing.T) {
+	const token = "s3cret-token"
+	srv := httptest.NewServer(testServer(token).TCPHandler())
+	defer srv.Close()
+
+	tests := []struct {
+		name     string
+		host     string
+		origin   string
+		auth     string
+		wantCode int
+		wantErr  string
+	}{
+		{"no token", "", "", "", http.StatusUnauthorized, "unauthorized"},
+		{"wrong token", "", "", "Bearer nope", http.StatusUnauthorized, "unauthorized"},
+		{"token without Bearer", "", "", token, http.StatusUnauthorized, "unauthorized"},
+		{"foreign host", "evil.example.com", "", "Bearer " + token, http.StatusForbidden, "forbidden"},
+		{"rebinding host with port", "attacker.test:7423", "", "Bearer " + token, http.StatusForbidden, "forbidden"},
+		{"origin header", "", "http://localhost:3000", "Bearer " + token, http.StatusForbidden, "forbidden"},
+		{"null origin", "", "null", "Bearer " + token, http.StatusForbidden, "forbidden"},
+		{"good", "", "", "Bearer " + token, http.StatusOK, ""},
+		{"good with localhost host", "localhost:7423", "", "Bearer " + token, http.StatusOK, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			req, _ := http.NewRequest("GET", srv.URL+"/api/v1/status", nil)
+			if tc.host != "" {
+				req.Host = tc.host
+			}
+			if tc.origin != "" {
+				req.Header.Set("Origin", tc.origin)
+			}
+			if tc.auth != "" {
+				req.Header.Set("Authorization", tc.auth)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			if resp.StatusCode != tc.wantCode {
+				t.Fatalf("status = %d, want %d", resp.StatusCode, tc.wantCode)
+			}
+			if tc.wantErr != "" {
+				var eb ErrorBody
+				if err := json.NewDecoder(resp.Body).Decode(&eb); err != nil || eb.Error.Code != tc.wantErr || eb.Error.Message == "" {
+					t.Fatalf("error body = %+v, %v; want code %q", eb, err, tc.wantErr)
+				}
+			}
+		})
+	}
+}
+
+func TestEmptyTokenNeverAuthorises(t *testing.T) {
+	srv := httptest.NewServer(testServer("").TCPHandler())
+	defer srv.Close()
+	req, _ := http.NewRequest("GET", srv.URL+"/api/v1/status", nil)
+	req.Header.Set("Authorization", "Bearer ")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("status = %d with no token configured, want 401", resp.StatusCode)
+	}
+}
+
+func TestClientOverTCPAndErrors(t *testing.T) {
+	srv := httptest.NewServer(testServer("tok").TCPHandler())
+	defer srv.Close()
+	c := NewTCPClient(srv.URL, "tok")
+	st, err := c.Status(context.Background())
+	if err != nil || st.Version != "test" {
+		t.Fatalf("status = %+v, %v", st, err)
+	}
+	// An unknown route and an unavailable backend both answer the one error shape.
+	err = c.do(context.Background(), "GET", "/api/v1/nope", nil, nil)
+	var ae *Error
+	if !errors.As(err, &ae) || ae.Status != 404 || ae.Code != "not_found" || !errors.Is(err, ErrNotFound) {
+		t.Fatalf("unknown route: %#v", err)
+	}
+	_, err = c.Search(context.Background(), SearchRequest{Query: "x"})
+	if !errors.As(err, &ae) || ae.Status != http.StatusNotImplemented || !strings.Contains(ae.Message, "search") {
+		t.Fatalf("missing backend: %#v", err)
+	}
+	_, err = NewTCPClient(srv.URL, "wrong").Status(context.Background())
+	if !errors.As(err, &ae) || ae.Status != 401 {
+		t.Fatalf("wrong token: %#v", err)
+	}
+}
+
+func TestUnixSocketIsPrivateAndStaleSocketReplaced(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, SocketName)
+	// A stale socket file left by a crashed daemon.
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln.(*net.UnixListener).SetUnlinkOnClose(false)
+	ln.Close()
+
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- testServer("").ServeUnix(ctx, path) }()
+
+	c := NewUnixClient(path)
+	var st *Status
+	for i := 0; i < 100; i++ {
+		if st, err = c.Status(context.Background()); err == nil {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err != nil || st.Version != "test" {
+		t.Fatalf("status over socket = %+v, %v", st, err)
+	}
+	fi, err := os.Stat(path)
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("socket mode = %v, %v; want 0600", fi.Mode().Perm(), err)
+	}
+	// A second server on the same live socket refuses to start.
+	if err := testServer("").ServeUnix(context.Background(), path); err == nil || !strings.Contains(err.Error(), "already serving") {
+		t.Fatalf("second server: %v", err)
+	}
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("serve returned %v after cancel", err)
+	}
+	c.hc.CloseIdleConnections()
+}
+
+func TestInProcessClientStreamsImport(t *testing.T) {
+	imp := importerFunc(func(ctx context.Context, req ImportRequest, progress func(ImportProgress)) (*ImportSummary, error) {
+		if req.Format == "bad" {
+			return nil, errors.New("unknown format bad")
+		}
+		for i := 1; i <= 3; i++ {
+			progress(ImportProgress{Done: int64(i), Total: 3, Unit: "messages", Added: i})
+			time.Sleep(120 * time.Millisecond) // the server throttles progress to 10/s
+		}
+		return &ImportSummary{Format: req.Format, Path: req.Path, Seen: 3, Added: 3}, nil
+	})
+	s := NewServer(logging.Discard(), "", Backends{Importer: imp})
+	c, stop := NewInProcessClient(s.SocketHandler())
+	defer stop()
+
+	var seen []ImportProgress
+	sum, err := c.Import(context.Background(), ImportRequest{Format: "jsonl", Path: "/x"}, func(p ImportProgress) { seen = append(seen, p) })
+	if err != nil || sum.Added != 3 {
+		t.Fatalf("summary = %+v, %v", sum, err)
+	}
+	if len(seen) < 2 {
+		t.Fatalf("progress events = %v, want them streamed", seen)
+	}
+	if _, err := c.Import(context.Background(), ImportRequest{Format: "bad"}, nil); err == nil || !strings.Contains(err.Error(), "unknown format") {
+		t.Fatalf("failing import: %v", err)
+	}
+}
+
+type importerFunc func(context.Context, ImportRequest, func(ImportProgress)) (*ImportSummary, error)
+
+func (f importerFunc) Import(ctx context.Context, req ImportRequest, p func(ImportProgress)) (*ImportSummary, error) {
+	return f(ctx, req, p)
+}

@@ -1,0 +1,41 @@
+package logging
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+)
+
+func TestRedactorScrubsSecretsEverywhere(t *testing.T) {
+	const token = "123456:AAE-bot-token-value"
+	var buf bytes.Buffer
+	log := New(&buf, "debug", []string{token, "abc"})
+	urlErr := fmt.Errorf("telegram: %w", errors.New("Post \"https://api.telegram.org/bot"+token+"/getUpdates\": dial tcp: refused"))
+
+	log.Error("call failed for "+token, "err", urlErr, "url", "https://x/bot"+token+"/sendMessage")
+	log.With("component", "telegram", "cfg", token).WithGroup("g").Info("grouped", "nested", []string{token})
+	log.Debug("short secrets are not replaced", "word", "abc")
+
+	out := buf.String()
+	if strings.Contains(out, token) {
+		t.Fatalf("token leaked into the log:\n%s", out)
+	}
+	if got := strings.Count(out, "[redacted]"); got < 5 {
+		t.Errorf("expected every occurrence redacted, got %d:\n%s", got, out)
+	}
+	if !strings.Contains(out, "word=abc") {
+		t.Errorf("a secret shorter than 6 characters must not mangle text:\n%s", out)
+	}
+}
+
+func TestRedactorLevel(t *testing.T) {
+	var buf bytes.Buffer
+	log := New(&buf, "warn", nil)
+	log.Info("hidden")
+	log.Warn("shown")
+	if strings.Contains(buf.String(), "hidden") || !strings.Contains(buf.String(), "shown") {
+		t.Fatalf("level not honoured:\n%s", buf.String())
+	}
+}
