@@ -1,0 +1,145 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/omnibrain/omnibrain/api"
+)
+
+func TestDaemonStartsOnEmptyHomeServesStatusAndStopsOnSIGTERM(t *testing.T) {
+	home := filepath.Join(t.TempDir(), "does", "not", "exist")
+	d := startDaemon(t, home)
+
+	fi, err := os.Stat(home)
+	if err != nil || fi.Mode().Perm() != 0o700 {
+		t.Fatalf("home mode = %v, %v; want 0700", fi.Mode().Perm(), err)
+	}
+	sock, err := os.Stat(filepath.Join(home, api.SocketName))
+	if err != nil || sock.Mode().Perm() != 0o600 {
+		t.Fatalf("socket mode = %v, %v; want 0600", sock.Mode().Perm(), err)
+	}
+
+	out, errOut, code := runCLI(t, home, "status", "--json")
+	if code != 0 {
+		t.Fatalf("status exit %d: %s", code, errOut)
+	}
+	var st api.Status
+	if err := json.Unmarshal([]byte(out), &st); err != nil {
+		t.Fatalf("status --json is not JSON: %v\n%s", err, out)
+	}
+	if !st.Daemon || st.PID != d.cmd.Process.Pid || st.Overall == "" || len(st.Components) == 0 || st.Items == nil {
+		t.Fatalf("status = %+v; want the daemon's own status with components and item counts", st)
+	}
+	names := map[string]bool{}
+	for _, c := range st.Components {
+		names[c.Name] = true
+	}
+	for _, want := range []string{"store", "api"} {
+		if !names[want] {
+			t.Errorf("status has no component %q: %+v", want, st.Components)
+		}
+	}
+
+	// A second daemon on the same home refuses to start and says why.
+	_, errOut, code = runCLI(t, home, "run")
+	if code == 0 || !strings.Contains(errOut, "already running") {
+		t.Fatalf("second daemon: exit %d, stderr %q", code, errOut)
+	}
+
+	if err := d.stop(t, syscall.SIGTERM); err != nil {
+		t.Fatalf("daemon exit after SIGTERM = %v; want a clean exit\n%s", err, d.stderr.String())
+	}
+	if _, err := os.Stat(filepath.Join(home, api.SocketName)); !os.IsNotExist(err) {
+		t.Errorf("socket left behind after a clean stop: %v", err)
+	}
+	if !strings.Contains(d.stderr.String(), "omnibrain stopped") {
+		t.Errorf("no shutdown log line:\n%s", d.stderr.String())
+	}
+
+	// With the daemon gone, the CLI answers in-process from the same home.
+	out, errOut, code = runCLI(t, home, "status", "--json")
+	if code != 0 {
+		t.Fatalf("status without daemon: exit %d: %s", code, errOut)
+	}
+	st = api.Status{}
+	if err := json.Unmarshal([]byte(out), &st); err != nil || st.Daemon {
+		t.Fatalf("status without daemon = %+v, %v", st, err)
+	}
+}
+
+func TestDaemonTCPListenerNeedsToken(t *testing.T) {
+	home := t.TempDir()
+	addr := freeLoopbackAddr(t)
+	startDaemon(t, home, "OMNIBRAIN_API_LISTEN="+addr)
+
+	token, err := os.ReadFile(filepath.Join(home, api.TokenFileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fi, _ := os.Stat(filepath.Join(home, api.TokenFileName))
+	if fi.Mode().Perm() != 0o600 {
+		t.Fatalf("token file mode = %o, want 600", fi.Mode().Perm())
+	}
+	base := "http://" + addr
+	if _, err := api.NewTCPClient(base, "").Status(context.Background()); err == nil {
+		t.Fatal("TCP API answered without a token")
+	}
+	st, err := api.NewTCPClient(base, strings.TrimSpace(string(token))).Status(context.Background())
+	if err != nil || !st.Daemon {
+		t.Fatalf("TCP API with the token: %+v, %v", st, err)
+	}
+}
+
+func freeLoopbackAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+func TestCommandLine(t *testing.T) {
+	home := t.TempDir()
+	tests := []struct {
+		args     []string
+		wantCode int
+		wantOut  string // in stdout
+		wantErr  string // in stderr
+	}{
+		{[]string{"--help"}, 0, "Commands:", ""},
+		{[]string{"help", "status"}, 0, "Usage: omnibrain status", ""},
+		{[]string{"status", "--help"}, 0, "Usage: omnibrain status", ""},
+		{[]string{"version"}, 0, "omnibrain ", ""},
+		{[]string{"version", "--json"}, 0, `"go":`, ""},
+		{[]string{}, 2, "", "no command"},
+		{[]string{"frobnicate"}, 2, "", `unknown command "frobnicate"`},
+		{[]string{"status", "--bogus"}, 2, "", "flag provided but not defined"},
+		{[]string{"status", "extra"}, 2, "", "takes no arguments"},
+	}
+	for _, tc := range tests {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			out, errOut, code := runCLI(t, home, tc.args...)
+			if code != tc.wantCode || !strings.Contains(out, tc.wantOut) || !strings.Contains(errOut, tc.wantErr) {
+				t.Fatalf("exit %d (want %d)\nstdout: %s\nstderr: %s", code, tc.wantCode, out, errOut)
+			}
+		})
+	}
+}
+
+func TestCorruptConfigIsAClearErrorNotACrash(t *testing.T) {
+	home := t.TempDir()
+	os.WriteFile(filepath.Join(home, "config.yaml"), []byte("timezone: UTC\nbogus_key: 1\n"), 0o600)
+	_, errOut, code := runCLI(t, home, "status")
+	if code != 1 || !strings.Contains(errOut, "line 2") || !strings.Contains(errOut, "bogus_key") || strings.Contains(errOut, "panic") {
+		t.Fatalf("exit %d, stderr %q; want exit 1 naming line 2 and the key", code, errOut)
+	}
+}
