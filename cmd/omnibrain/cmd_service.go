@@ -1,0 +1,178 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+
+	"github.com/kardianos/service"
+	"github.com/omnibrain/omnibrain/api"
+	"github.com/omnibrain/omnibrain/config"
+	"github.com/omnibrain/omnibrain/packaging"
+)
+
+const serviceName = "omnibrain"
+
+func serviceCommand() *command {
+	var print bool
+	return &command{
+		name:    "service",
+		args:    "install|uninstall|start|stop|status",
+		summary: "manage omnibrain as a user service (systemd user unit or launchd agent; no root)",
+		flags: func(fs *flag.FlagSet) {
+			fs.BoolVar(&print, "print", false, "install: print the unit file instead of installing it")
+		},
+		run: func(ctx context.Context, e *env, args []string) error {
+			if len(args) != 1 {
+				return usagef("service needs one of install, uninstall, start, stop, status")
+			}
+			cfg, err := e.config()
+			if err != nil {
+				return err
+			}
+			def, err := serviceDefinition(cfg)
+			if err != nil {
+				return err
+			}
+			if args[0] == "install" && print {
+				text, err := packaging.SystemdUnit(def)
+				if runtime.GOOS == "darwin" {
+					text, err = packaging.LaunchdPlist(def)
+				}
+				if err != nil {
+					return err
+				}
+				e.printf("%s", text)
+				return nil
+			}
+			svc, err := newService(def)
+			if err != nil {
+				return err
+			}
+			return serviceAction(ctx, e, svc, cfg, args[0])
+		},
+	}
+}
+
+// serviceDefinition describes the service for this binary and home.
+func serviceDefinition(cfg *config.Config) (packaging.Service, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return packaging.Service{}, fmt.Errorf("service: find this program: %w", err)
+	}
+	if resolved, err := filepath.EvalSymlinks(exe); err == nil {
+		exe = resolved
+	}
+	return packaging.Service{
+		Name:        serviceName,
+		Description: "omnibrain proactive personal agent",
+		Command:     []string{exe, "--home", cfg.Home, "run"},
+		Home:        cfg.Home,
+		LogDir:      cfg.Path("logs"),
+	}, nil
+}
+
+// newService hands our rendered unit and plist to kardianos/service, which
+// knows where user services live and how to drive systemctl and launchctl.
+func newService(def packaging.Service) (service.Service, error) {
+	unit, err := packaging.SystemdUnit(def)
+	if err != nil {
+		return nil, err
+	}
+	plist, err := packaging.LaunchdPlist(def)
+	if err != nil {
+		return nil, err
+	}
+	svc, err := service.New(noProgram{}, &service.Config{
+		Name:        def.Name,
+		DisplayName: def.Name,
+		Description: def.Description,
+		Executable:  def.Command[0],
+		Arguments:   def.Command[1:],
+		Option: service.KeyValue{
+			"UserService":   true,
+			"SystemdScript": unit,
+			"LaunchdConfig": plist,
+		},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("service: %w", err)
+	}
+	switch p := svc.Platform(); p {
+	case "linux-systemd", "darwin-launchd":
+		return svc, nil
+	default:
+		return nil, fmt.Errorf("service: this system's service manager is %q; omnibrain installs only as a systemd user unit or a launchd agent. Run `omnibrain run` under your own supervisor, or see `omnibrain service install --print`", p)
+	}
+}
+
+func serviceAction(ctx context.Context, e *env, svc service.Service, cfg *config.Config, action string) error {
+	switch action {
+	case "install":
+		if err := os.MkdirAll(cfg.Path("logs"), 0o700); err != nil {
+			return fmt.Errorf("service install: %w", err)
+		}
+		if err := svc.Install(); err != nil {
+			return fmt.Errorf("service install: %w (is a user session running? on a server: loginctl enable-linger $USER)", err)
+		}
+		e.printf("installed %s as a %s user service; start it with: omnibrain service start\n", serviceName, svc.Platform())
+	case "uninstall":
+		_ = svc.Stop() // stopping a stopped service is not an error here
+		if err := svc.Uninstall(); err != nil {
+			return fmt.Errorf("service uninstall: %w", err)
+		}
+		e.printf("uninstalled %s\n", serviceName)
+	case "start":
+		if err := svc.Start(); err != nil {
+			return fmt.Errorf("service start: %w (installed? omnibrain service install)", err)
+		}
+		e.printf("started %s\n", serviceName)
+	case "stop":
+		if err := svc.Stop(); err != nil {
+			return fmt.Errorf("service stop: %w", err)
+		}
+		e.printf("stopped %s\n", serviceName)
+	case "status":
+		return serviceStatus(ctx, e, svc, cfg)
+	default:
+		return usagef("unknown service action %q: want install, uninstall, start, stop or status", action)
+	}
+	return nil
+}
+
+func serviceStatus(ctx context.Context, e *env, svc service.Service, cfg *config.Config) error {
+	state := "unknown"
+	st, err := svc.Status()
+	switch {
+	case errors.Is(err, service.ErrNotInstalled):
+		state = "not installed"
+	case err != nil:
+		state = "unknown: " + err.Error()
+	case st == service.StatusRunning:
+		state = "running"
+	case st == service.StatusStopped:
+		state = "stopped"
+	}
+	answering := dialDaemon(ctx, cfg.Path(api.SocketName)) != nil
+	if e.json {
+		return e.printJSON(map[string]any{"service": state, "platform": svc.Platform(), "api_answering": answering})
+	}
+	e.printf("service   %s (%s)\ndaemon    ", state, svc.Platform())
+	if answering {
+		e.printf("answering on %s\n", cfg.Path(api.SocketName))
+	} else {
+		e.printf("not answering\n")
+	}
+	return nil
+}
+
+// noProgram satisfies service.Interface: we only install and control the
+// service here; the service itself runs `omnibrain run`.
+type noProgram struct{}
+
+func (noProgram) Start(service.Service) error { return nil }
+func (noProgram) Stop(service.Service) error  { return nil }

@@ -1,0 +1,123 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/kardianos/service"
+)
+
+// fakeSystemctl is a stand-in for systemctl on PATH: it logs every call and
+// keeps "running" state in a file, the way `systemctl --user` would answer.
+const fakeSystemctl = `#!/bin/sh
+echo "$@" >> "$FAKE_SYSTEMCTL_LOG"
+case "$1" in
+  start) touch "$FAKE_SYSTEMCTL_STATE" ;;
+  stop) rm -f "$FAKE_SYSTEMCTL_STATE" ;;
+  is-active)
+    if [ -f "$FAKE_SYSTEMCTL_STATE" ]; then echo active; exit 0; fi
+    echo inactive; exit 3 ;;
+  list-unit-files)
+    if [ -f "$HOME/.config/systemd/user/omnibrain.service" ]; then echo "omnibrain.service enabled"; exit 0; fi
+    echo "0 unit files listed."; exit 1 ;;
+  --version) echo "systemd 252 (252.22-1)" ;;
+esac
+exit 0
+`
+
+// useSystemd puts binDir first on PATH and makes kardianos/service drive
+// systemd, whatever this machine runs (a container has no systemd as PID 1).
+// kardianos detects systemd by, among others, an rpm-ostree executable on
+// PATH, so binDir gets one. The original choice is restored after PATH is.
+func useSystemd(t *testing.T, binDir string) {
+	t.Helper()
+	all := service.AvailableSystems()
+	t.Cleanup(func() { service.ChooseSystem(all...) }) // runs after PATH is restored
+	t.Setenv("PATH", binDir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	if err := os.WriteFile(filepath.Join(binDir, "rpm-ostree"), []byte("#!/bin/sh\nexit 0\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range all {
+		if s.String() == "linux-systemd" {
+			service.ChooseSystem(s)
+			if service.ChosenSystem() == nil || service.ChosenSystem().String() != "linux-systemd" {
+				t.Fatalf("could not choose systemd: %v", service.ChosenSystem())
+			}
+			return
+		}
+	}
+	t.Fatalf("kardianos/service offers no linux-systemd system on %v", all)
+}
+
+func TestServiceInstallStartStatusUninstallAsSystemdUserUnit(t *testing.T) {
+	userHome := t.TempDir()
+	binDir := t.TempDir()
+	log := filepath.Join(t.TempDir(), "systemctl.log")
+	if err := os.WriteFile(filepath.Join(binDir, "systemctl"), []byte(fakeSystemctl), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("HOME", userHome)
+	t.Setenv("FAKE_SYSTEMCTL_LOG", log)
+	t.Setenv("FAKE_SYSTEMCTL_STATE", filepath.Join(t.TempDir(), "running"))
+	useSystemd(t, binDir)
+
+	home := filepath.Join(userHome, "omni data")
+	cli := func(args ...string) string {
+		t.Helper()
+		var out, errOut bytes.Buffer
+		err := run(context.Background(), append([]string{"--home", home}, args...), nil, &out, &errOut, func(string) string { return "" })
+		if err != nil {
+			t.Fatalf("%v: %v\n%s", args, err, errOut.String())
+		}
+		return out.String()
+	}
+
+	if got := cli("service", "status"); !strings.Contains(got, "not installed") {
+		t.Fatalf("status before install = %q", got)
+	}
+	cli("service", "install")
+	unitPath := filepath.Join(userHome, ".config/systemd/user/omnibrain.service")
+	unit, err := os.ReadFile(unitPath)
+	if err != nil {
+		t.Fatalf("unit not written: %v", err)
+	}
+	// What was installed is exactly our rendered template.
+	printed := cli("service", "install", "--print")
+	if string(unit) != printed {
+		t.Fatalf("installed unit differs from the rendered template:\n--- installed\n%s\n--- rendered\n%s", unit, printed)
+	}
+	exe, _ := os.Executable()
+	exe, _ = filepath.EvalSymlinks(exe)
+	for _, want := range []string{"WantedBy=default.target", `ExecStart="` + exe + `" "--home" "` + home + `" "run"`} {
+		if !strings.Contains(string(unit), want) {
+			t.Errorf("unit lacks %q:\n%s", want, unit)
+		}
+	}
+
+	cli("service", "start")
+	if got := cli("service", "status"); !strings.Contains(got, "running") {
+		t.Fatalf("status after start = %q", got)
+	}
+	cli("service", "stop")
+	if got := cli("service", "status"); !strings.Contains(got, "stopped") {
+		t.Fatalf("status after stop = %q", got)
+	}
+	cli("service", "uninstall")
+	if _, err := os.Stat(unitPath); !os.IsNotExist(err) {
+		t.Fatalf("unit still present after uninstall: %v", err)
+	}
+
+	calls, _ := os.ReadFile(log)
+	for _, want := range []string{"enable --user omnibrain.service", "daemon-reload --user", "start --user omnibrain.service", "stop --user omnibrain.service", "disable --user omnibrain.service"} {
+		if !strings.Contains(string(calls), want) {
+			t.Errorf("systemctl was not called with %q; calls:\n%s", want, calls)
+		}
+	}
+	if strings.Contains(string(calls), "sudo") || strings.Contains(string(calls), "/etc/systemd") {
+		t.Errorf("a user service must not touch the system manager:\n%s", calls)
+	}
+}
