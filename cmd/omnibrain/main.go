@@ -52,6 +52,7 @@ func commands() []*command {
 	return []*command{
 		runCommand(),
 		statusCommand(),
+		doctorCommand(),
 		serviceCommand(),
 		versionCommand(),
 	}

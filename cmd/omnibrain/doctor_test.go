@@ -1,0 +1,81 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// runInProcess runs the CLI in this process with an empty environment.
+func runInProcess(t *testing.T, env map[string]string, args ...string) (string, error) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	err := run(context.Background(), args, nil, &out, &errOut, func(k string) string { return env[k] })
+	return out.String() + errOut.String(), err
+}
+
+func doctorResults(t *testing.T, home string, env map[string]string) ([]checkResult, error) {
+	t.Helper()
+	out, err := runInProcess(t, env, "--home", home, "doctor", "--json")
+	var res []checkResult
+	if jerr := json.Unmarshal([]byte(out), &res); jerr != nil {
+		t.Fatalf("doctor --json is not JSON: %v\n%s", jerr, out)
+	}
+	return res, err
+}
+
+func find(res []checkResult, name string) checkResult {
+	for _, r := range res {
+		if r.Name == name {
+			return r
+		}
+	}
+	return checkResult{}
+}
+
+func TestDoctor(t *testing.T) {
+	tests := []struct {
+		name     string
+		setup    func(t *testing.T, home string)
+		env      map[string]string
+		wantFail bool
+		check    string // the check that must carry the finding
+		status   string
+		fixHas   string
+	}{
+		{"fresh home is fine", nil, nil, false, "config", "ok", ""},
+		{"leaky token file", func(t *testing.T, home string) {
+			os.WriteFile(filepath.Join(home, "google-token.json"), []byte(`{"access_token":"x"}`), 0o644)
+		}, nil, true, "secrets", "fail", "chmod 600"},
+		{"broken config still runs the other checks", func(t *testing.T, home string) {
+			os.WriteFile(filepath.Join(home, "config.yaml"), []byte("nonsense: true\n"), 0o600)
+		}, nil, true, "config", "fail", "config.yaml"},
+		{"cloud model without key", nil, map[string]string{"OMNIBRAIN_LLM_PROVIDER": "anthropic"}, true, "llm", "fail", "OMNIBRAIN_LLM_API_KEY"},
+		{"home readable by others", func(t *testing.T, home string) { os.Chmod(home, 0o755) }, nil, false, "home", "warn", "chmod 700"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			home := filepath.Join(t.TempDir(), "h")
+			os.Mkdir(home, 0o700)
+			if tc.setup != nil {
+				tc.setup(t, home)
+			}
+			res, err := doctorResults(t, home, tc.env)
+			if (err != nil) != tc.wantFail {
+				t.Fatalf("doctor error = %v, want failure %v; results %+v", err, tc.wantFail, res)
+			}
+			r := find(res, tc.check)
+			if r.Status != tc.status || !strings.Contains(r.Fix+r.Detail, tc.fixHas) {
+				t.Fatalf("check %s = %+v; want status %s mentioning %q", tc.check, r, tc.status, tc.fixHas)
+			}
+			// Whatever fails, the database and daemon checks still ran.
+			if find(res, "database").Name == "" || find(res, "daemon").Name == "" {
+				t.Fatalf("doctor stopped early: %+v", res)
+			}
+		})
+	}
+}
