@@ -6,23 +6,32 @@ BIN     := bin/omnibrain
 VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 
-.PHONY: build run test bench lint fmt clean
+.PHONY: build run test bench lint fmt clean cc
 
-build:
+# SQLite is compiled with cgo: a C compiler is the one thing Go alone lacks.
+# On Debian/Ubuntu it is installed when missing (as root, or with sudo).
+cc:
+	@command -v $${CC:-gcc} >/dev/null 2>&1 || { \
+	  echo "A C compiler is needed for SQLite (cgo); installing gcc..."; \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq gcc libc6-dev; \
+	  elif command -v sudo >/dev/null 2>&1; then sudo apt-get update -qq && sudo apt-get install -y -qq gcc libc6-dev; \
+	  else echo "Install gcc (e.g. apt-get install gcc) and retry." >&2; exit 1; fi; }
+
+build: cc
 	go build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/omnibrain
 
 ## run: start the daemon in the foreground on embedded defaults (~/.omnibrain)
 run: build
 	./$(BIN) run
 
-test:
+test: cc
 	go test -count=1 ./...
 
 ## bench: benchmarks for ingest, search, triage, approvals (see README)
-bench:
+bench: cc
 	go test -run '^$$' -bench . -benchmem -timeout 60m ./...
 
-lint:
+lint: cc
 	go vet ./...
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
