@@ -1,0 +1,189 @@
+package embed
+
+import (
+	"context"
+	"fmt"
+	"math"
+)
+
+// DefaultDimension is the built-in embedder's vector length. Hashed
+// features need width to keep collisions rare, and memory grows with it:
+// 100k items at 192 dimensions hold about 75 MB of vectors in the index.
+const DefaultDimension = 192
+
+// builtinVersion changes whenever the features or weights change, so the
+// store re-embeds everything under the new identity.
+const builtinVersion = "hash-v1"
+
+// Builtin is the offline default embedder: a signed feature-hashing
+// ("hashing trick") projection of stemmed word unigrams, word bigrams and
+// character 3/4-grams of each word, with sublinear term frequencies.
+//
+// Document vectors depend on the document alone, never on corpus
+// statistics, so they stay valid however the corpus grows and never need
+// recomputing when new mail arrives. Rarity is applied on the query side
+// instead (EmbedQuery's weight, the inverse document frequency the store
+// knows at query time): the dot product then weighs matches by how rare
+// the word is, as BM25 does.
+type Builtin struct {
+	dim int
+}
+
+// NewBuiltin returns the built-in embedder; dim <= 0 means DefaultDimension.
+func NewBuiltin(dim int) *Builtin {
+	if dim <= 0 {
+		dim = DefaultDimension
+	}
+	return &Builtin{dim: dim}
+}
+
+// Dimension implements Embedder.
+func (b *Builtin) Dimension() int { return b.dim }
+
+// Identity implements Embedder.
+func (b *Builtin) Identity() string { return fmt.Sprintf("builtin/%s/d%d", builtinVersion, b.dim) }
+
+// Embed implements Embedder. A text without content words gets ErrEmpty.
+func (b *Builtin) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	out := make([][]float32, len(texts))
+	for i, t := range texts {
+		if i%64 == 0 && ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		v := b.vector(t, nil)
+		if v == nil {
+			return nil, fmt.Errorf("builtin embedder: text %d: %w", i, ErrEmpty)
+		}
+		out[i] = v
+	}
+	return out, nil
+}
+
+// EmbedText embeds one document text; nil when it has no content words.
+func (b *Builtin) EmbedText(text string) []float32 { return b.vector(text, nil) }
+
+// EmbedQuery implements QueryEmbedder: like Embed, with each word's
+// features scaled by weight(word).
+func (b *Builtin) EmbedQuery(ctx context.Context, text string, weight func(string) float64) ([]float32, error) {
+	v := b.vector(text, weight)
+	if v == nil {
+		return nil, fmt.Errorf("builtin embedder: query: %w", ErrEmpty)
+	}
+	return v, nil
+}
+
+// Feature weights relative to a word's unigram. Character n-grams are
+// spread over a word's n-grams so a long word does not outweigh a short one.
+const (
+	bigramWeight = 0.6
+	charWeight   = 0.8
+)
+
+// Seeds keep the feature spaces apart in the hash.
+const (
+	seedWord   = 0x9e3779b97f4a7c15
+	seedBigram = 0xc2b2ae3d27d4eb4f
+	seedChar   = 0x165667b19e3779f9
+)
+
+func (b *Builtin) vector(text string, weight func(string) float64) []float32 {
+	words := ContentWords(text)
+	if len(words) == 0 {
+		return nil
+	}
+	type wordInfo struct {
+		raw string
+		tf  int
+	}
+	stems := make(map[string]*wordInfo, len(words))
+	order := make([]string, 0, len(words))
+	seq := make([]string, len(words))
+	for i, w := range words {
+		s := Stem(w)
+		seq[i] = s
+		if wi, ok := stems[s]; ok {
+			wi.tf++
+			continue
+		}
+		stems[s] = &wordInfo{raw: w, tf: 1}
+		order = append(order, s)
+	}
+	wordWeight := func(s string) float64 {
+		if weight == nil {
+			return 1
+		}
+		return weight(stems[s].raw)
+	}
+	v := make([]float32, b.dim)
+	for _, s := range order {
+		wi := stems[s]
+		w := (1 + math.Log(float64(wi.tf))) * wordWeight(s)
+		if w <= 0 {
+			continue
+		}
+		b.add(v, hashString(seedWord, s), w)
+		grams := charGrams(wi.raw)
+		if len(grams) > 0 {
+			gw := w * charWeight / math.Sqrt(float64(len(grams)))
+			for _, g := range grams {
+				b.add(v, g, gw)
+			}
+		}
+	}
+	bigrams := map[uint64]float64{}
+	for i := 1; i < len(seq); i++ {
+		h := hashString(hashString(seedBigram, seq[i-1]), seq[i])
+		w := bigramWeight * math.Sqrt(wordWeight(seq[i-1])*wordWeight(seq[i]))
+		if _, seen := bigrams[h]; !seen {
+			bigrams[h] = w
+		} else {
+			bigrams[h] += w * 0.5 // sublinear: repeats count less
+		}
+	}
+	for h, w := range bigrams {
+		b.add(v, h, w)
+	}
+	if !Normalize(v) {
+		return nil
+	}
+	return v
+}
+
+// add adds w to the feature's bucket with the sign the hash picks, so
+// colliding features cancel out on average instead of piling up.
+func (b *Builtin) add(v []float32, h uint64, w float64) {
+	idx := (h >> 1) % uint64(len(v))
+	if h&1 == 1 {
+		w = -w
+	}
+	v[idx] += float32(w)
+}
+
+// charGrams hashes the character 3- and 4-grams of "<word>".
+func charGrams(word string) []uint64 {
+	r := []rune("<" + word + ">")
+	if len(r) < 5 { // words of up to two letters: the unigram says it all
+		return nil
+	}
+	var out []uint64
+	for n := 3; n <= 4; n++ {
+		for i := 0; i+n <= len(r); i++ {
+			out = append(out, hashString(seedChar+uint64(n), string(r[i:i+n])))
+		}
+	}
+	return out
+}
+
+// hashString is FNV-1a over s, started from seed, then mixed so that the
+// low bits (bucket and sign) are well spread.
+func hashString(seed uint64, s string) uint64 {
+	h := seed ^ 14695981039346656037
+	for i := 0; i < len(s); i++ {
+		h ^= uint64(s[i])
+		h *= 1099511628211
+	}
+	h ^= h >> 33
+	h *= 0xff51afd7ed558ccd
+	h ^= h >> 33
+	return h
+}

@@ -1,0 +1,161 @@
+package embed
+
+import (
+	"context"
+	"errors"
+	"math"
+	"testing"
+)
+
+func dot(a, b []float32) float64 {
+	var s float64
+	for i := range a {
+		s += float64(a[i]) * float64(b[i])
+	}
+	return s
+}
+
+func TestBuiltinIsDeterministicAndNormalised(t *testing.T) {
+	ctx := context.Background()
+	b := NewBuiltin(0)
+	texts := []string{"The quarterly pipeline forecast is due Friday", "Ünïcödé Grüße aus Köln", "x y 42"}
+	v1, err := b.Embed(ctx, texts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v2, _ := NewBuiltin(0).Embed(ctx, texts)
+	for i := range texts {
+		if len(v1[i]) != b.Dimension() {
+			t.Fatalf("dimension %d, want %d", len(v1[i]), b.Dimension())
+		}
+		if n := math.Sqrt(dot(v1[i], v1[i])); math.Abs(n-1) > 1e-5 {
+			t.Errorf("text %d: norm %v, want 1", i, n)
+		}
+		for j := range v1[i] {
+			if v1[i][j] != v2[i][j] {
+				t.Fatalf("text %d: not deterministic at %d", i, j)
+			}
+		}
+	}
+	if b.Identity() != NewBuiltin(0).Identity() || b.Identity() == NewBuiltin(64).Identity() {
+		t.Errorf("identity must be stable and name the dimension: %q vs %q", b.Identity(), NewBuiltin(64).Identity())
+	}
+}
+
+func TestBuiltinEmptyText(t *testing.T) {
+	_, err := NewBuiltin(0).Embed(context.Background(), []string{"the of and, to!"})
+	if !errors.Is(err, ErrEmpty) {
+		t.Fatalf("stop words only: err = %v, want ErrEmpty", err)
+	}
+	if v := NewBuiltin(0).EmbedText(""); v != nil {
+		t.Fatal("empty text got a vector")
+	}
+}
+
+func TestBuiltinSimilarity(t *testing.T) {
+	b := NewBuiltin(0)
+	e := b.EmbedText
+	tests := []struct {
+		query, near, far string
+	}{
+		{"painting a sunrise", "I painted the sunrise over the lake last year", "We booked flights to Berlin for the conference"},
+		{"gas pipeline capacity", "Pipeline capacity for natural gas in California", "Dinner reservation for Saturday evening"},
+		{"LGBTQ support group", "I went to a LGBTQ+ support group yesterday", "My kids love dinosaurs and nature"},
+		{"adoption agencies", "Researching adoption agency options this week", "The football game was on Sunday"},
+	}
+	for _, tc := range tests {
+		q := e(tc.query)
+		if dn, df := dot(q, e(tc.near)), dot(q, e(tc.far)); dn <= df+0.1 {
+			t.Errorf("%q: near %.3f not clearly above far %.3f", tc.query, dn, df)
+		}
+	}
+}
+
+func TestBuiltinQueryWeightsFavourRareWords(t *testing.T) {
+	ctx := context.Background()
+	b := NewBuiltin(0)
+	common := b.EmbedText("meeting meeting notes from the meeting")
+	rare := b.EmbedText("the zeppelin hangar")
+	idf := map[string]float64{"meeting": 0.2, "zeppelin": 5}
+	q, err := b.EmbedQuery(ctx, "meeting about zeppelin", func(w string) float64 {
+		if v, ok := idf[w]; ok {
+			return v
+		}
+		return 1
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dot(q, rare) <= dot(q, common) {
+		t.Fatalf("rare-word document %.3f should beat common-word document %.3f", dot(q, rare), dot(q, common))
+	}
+}
+
+func TestStem(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"painting", "paint"}, {"painted", "paint"}, {"paints", "paint"},
+		{"running", "run"}, {"agencies", "agency"}, {"classes", "class"},
+		{"dancing", "danc"}, {"dance", "danc"}, {"bus", "bus"}, {"analysis", "analysis"},
+		{"go", "go"}, {"köln", "köln"}, {"2023", "2023"},
+	} {
+		if got := Stem(tc.in); got != tc.want {
+			t.Errorf("Stem(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+func TestWords(t *testing.T) {
+	got := Words("Caroline's LGBTQ+ group, 8 May-2023; e-mail: Bob@Example.com")
+	want := []string{"caroline", "s", "lgbtq", "group", "8", "may", "2023", "e", "mail", "bob", "example", "com"}
+	if len(got) != len(want) {
+		t.Fatalf("Words = %q, want %q", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("Words = %q, want %q", got, want)
+		}
+	}
+	if cw := ContentWords("What did Caroline research?"); len(cw) != 2 || cw[0] != "caroline" || cw[1] != "research" {
+		t.Fatalf("ContentWords = %q", cw)
+	}
+}
+
+func TestChunks(t *testing.T) {
+	long := ""
+	for i := 0; i < 50; i++ {
+		long += "This is sentence number ten of the message. "
+	}
+	tests := []struct {
+		name      string
+		text      string
+		size, max int
+		wantN     int
+	}{
+		{"empty", "  ", 100, 0, 0},
+		{"short", "hello there", 100, 0, 1},
+		{"long", long, 500, 0, 5},
+		{"capped", long, 500, 2, 2},
+		{"no spaces", string(make([]byte, 1000)), 300, 0, 4},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			cs := Chunks(tc.text, tc.size, tc.max)
+			if len(cs) != tc.wantN {
+				t.Fatalf("%d chunks, want %d", len(cs), tc.wantN)
+			}
+			for _, c := range cs {
+				if len(c) > tc.size {
+					t.Errorf("chunk of %d bytes > %d", len(c), tc.size)
+				}
+			}
+		})
+	}
+	// Multi-byte runes are never split.
+	for _, c := range Chunks("ééééééééééééééééééééé", 7, 0) {
+		for _, r := range c {
+			if r == '\uFFFD' {
+				t.Fatalf("chunk %q splits a rune", c)
+			}
+		}
+	}
+}

@@ -1,0 +1,115 @@
+package embed
+
+import (
+	"strings"
+	"unicode"
+)
+
+// Words splits text into lower-cased words of letters and digits. An
+// apostrophe ends a word ("caroline's" gives "caroline", "s"), so
+// possessives match their names.
+func Words(text string) []string {
+	var out []string
+	start := -1
+	lower := strings.ToLower(text)
+	for i, r := range lower {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			if start < 0 {
+				start = i
+			}
+			continue
+		}
+		if start >= 0 {
+			out = append(out, lower[start:i])
+			start = -1
+		}
+	}
+	if start >= 0 {
+		out = append(out, lower[start:])
+	}
+	return out
+}
+
+// ContentWords returns the words of text that carry meaning: no stop words,
+// no single letters.
+func ContentWords(text string) []string {
+	ws := Words(text)
+	out := ws[:0]
+	for _, w := range ws {
+		if !StopWord(w) {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// StopWord reports whether w (lower case) is too common to mean anything
+// in a search: English function words, question words and single letters.
+func StopWord(w string) bool {
+	if len(w) < 2 {
+		return true
+	}
+	_, ok := stopWords[w]
+	return ok
+}
+
+var stopWords = func() map[string]struct{} {
+	m := map[string]struct{}{}
+	for _, w := range strings.Fields(`
+a about above after again against all am an and any are aren as at be because been before being below
+between both but by can cannot could couldn did didn do does doesn doing don down during each few for from
+further had hadn has hasn have haven having he her here hers herself him himself his how i if in into is isn
+it its itself just ll let me more most mustn my myself no nor not now of off on once only or other ought our ours
+ourselves out over own re same shan she should shouldn so some such than that the their theirs them themselves
+then there these they this those through to too under until up ve very was wasn we were weren what when where
+which while who whom why will with won would wouldn you your yours yourself yourselves
+also anything something everything nothing get got gets getting go goes going gone went make made
+really much many may might must shall us ever even still yet yes ok okay oh hey hi hello thanks thank
+tell told know knew say said like via per etc s t d m
+`) {
+		m[w] = struct{}{}
+	}
+	return m
+}()
+
+// Stem reduces an English word to a stem with a few conservative suffix
+// rules (plurals, -ing, -ed), so "painted", "painting" and "paints" meet.
+// Character n-grams in the built-in embedder cover what it misses.
+func Stem(w string) string {
+	if len(w) <= 3 || !isASCIILetters(w) {
+		return w
+	}
+	switch {
+	case strings.HasSuffix(w, "sses"):
+		w = w[:len(w)-2]
+	case strings.HasSuffix(w, "ies") && len(w) > 4:
+		w = w[:len(w)-3] + "y"
+	case strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss") && !strings.HasSuffix(w, "us") && !strings.HasSuffix(w, "is"):
+		w = w[:len(w)-1]
+	}
+	for _, suf := range []string{"ing", "ed"} {
+		if strings.HasSuffix(w, suf) && len(w)-len(suf) >= 3 && hasVowel(w[:len(w)-len(suf)]) {
+			w = w[:len(w)-len(suf)]
+			// running -> runn -> run; hoped -> hop (not "hope": both sides agree).
+			if n := len(w); n >= 3 && w[n-1] == w[n-2] && !strings.ContainsRune("lsz", rune(w[n-1])) {
+				w = w[:n-1]
+			}
+			break
+		}
+	}
+	if strings.HasSuffix(w, "e") && len(w) > 4 {
+		w = w[:len(w)-1] // dance/danced/dancing all become "danc"
+	}
+	return w
+}
+
+func isASCIILetters(w string) bool {
+	for i := 0; i < len(w); i++ {
+		if w[i] < 'a' || w[i] > 'z' {
+			return false
+		}
+	}
+	return true
+}
+
+func hasVowel(w string) bool { return strings.ContainsAny(w, "aeiouy") }
