@@ -59,20 +59,26 @@ type Proposal struct {
 	DecidedBy   string          `json:"decided_by,omitempty"`
 	SnoozeUntil time.Time       `json:"snooze_until,omitzero"`
 	Supersedes  string          `json:"supersedes,omitempty"` // the proposal an edit replaced
-	RemoteID    string          `json:"remote_id,omitempty"`  // what the executor created
-	Error       string          `json:"error,omitempty"`      // why execution failed
+	// SupersededBy is the proposal that replaced this one (an edit or a newer draft).
+	SupersededBy string `json:"superseded_by,omitempty"`
+	// IdempotencyKey is what execution attempts carry to the remote side
+	// (derived from ID and PayloadHash; set when execution starts).
+	IdempotencyKey string `json:"idempotency_key,omitempty"`
+	Attempts       int    `json:"attempts,omitempty"`
+	RemoteID       string `json:"remote_id,omitempty"` // what the executor created
+	Error          string `json:"error,omitempty"`     // why execution failed
 }
 
 // Draft is what the agent, the proactive engine or the owner asks to
 // propose. The gate stores Payload exactly as marshalled and hashes it.
 type Draft struct {
-	Kind   Kind
-	Title  string
-	Reason string
-	Origin string
+	Kind    Kind
+	Title   string
+	Reason  string
+	Origin  string
 	Payload any // one of the *Payload types below, matching Kind
-	ItemID int64
-	Thread string
+	ItemID  int64
+	Thread  string
 }
 
 // EmailPayload is a mail to send (reply, new mail, forward).
@@ -81,7 +87,7 @@ type EmailPayload struct {
 	Cc         []string `json:"cc,omitempty"`
 	Bcc        []string `json:"bcc,omitempty"`
 	Subject    string   `json:"subject"`
-	Body       string   `json:"body"` // plain text, exactly what is sent
+	Body       string   `json:"body"`                  // plain text, exactly what is sent
 	InReplyTo  string   `json:"in_reply_to,omitempty"` // Message-ID answered (reply)
 	References []string `json:"references,omitempty"`
 	ThreadID   string   `json:"thread_id,omitempty"` // Gmail thread id

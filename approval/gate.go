@@ -1,0 +1,522 @@
+package approval
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/omnibrain/omnibrain/notify"
+	"github.com/omnibrain/omnibrain/store"
+)
+
+// Owner is the only actor that can decide a proposal. It is made by the
+// owner's own channels — the Telegram bot for the paired user, the local
+// API for a socket or token holder — and by nothing a model can reach: the
+// agent and the proactive engine only ever get Propose.
+type Owner struct{ name string }
+
+// TelegramOwner is the paired Telegram user (the bot checks the id first).
+func TelegramOwner(userID int64) Owner { return Owner{name: fmt.Sprintf("telegram:%d", userID)} }
+
+// APIOwner is whoever holds the local API socket or token.
+func APIOwner() Owner { return Owner{name: "api"} }
+
+func (o Owner) String() string { return o.name }
+
+// Actors recorded in the audit log besides the owner.
+const (
+	actorSystem = "system" // expiry, snooze wake-up, outbox
+	actorGmail  = "gmail"  // the owner answered the thread in Gmail
+)
+
+// Errors the decisions return.
+var (
+	ErrNotFound     = errors.New("no such proposal")
+	ErrNotOwner     = errors.New("only the owner can decide a proposal")
+	ErrHashMismatch = errors.New("the payload hash does not match the proposal: approve what you were shown")
+	// ErrStale is wrapped by StaleError: the proposal is not in a state
+	// the decision applies to, so nothing changed.
+	ErrStale = errors.New("nothing changed")
+)
+
+// StaleError is a decision that came too late or twice: it carries the
+// proposal as it is now.
+type StaleError struct{ Proposal *Proposal }
+
+func (e *StaleError) Error() string {
+	p := e.Proposal
+	if p.State == StateSuperseded && p.SupersededBy != "" {
+		return fmt.Sprintf("proposal %s is superseded by %s: nothing changed", p.ID, p.SupersededBy)
+	}
+	return fmt.Sprintf("proposal %s is %s: nothing changed", p.ID, p.State)
+}
+
+func (e *StaleError) Unwrap() error { return ErrStale }
+
+// Executors finds the executor for a kind.
+type Executors interface {
+	Executor(kind Kind) (Executor, bool)
+}
+
+// Notifier tells the owner something.
+type Notifier interface {
+	Notify(ctx context.Context, m notify.Message) error
+}
+
+// GateOptions are the gate's dependencies.
+type GateOptions struct {
+	Store     *store.Store
+	Executors Executors // may be nil: approved proposals then fail with a reason
+	Notifier  Notifier  // may be nil in tests
+	Expiry    time.Duration
+	Snooze    time.Duration
+	Log       *slog.Logger
+	Now       func() time.Time
+	// OutboxInterval is how often the outbox looks for approved
+	// proposals besides being woken by approvals (default 30s).
+	OutboxInterval time.Duration
+}
+
+// Gate holds proposals and decides their fate. It is safe for concurrent use.
+type Gate struct {
+	st       *store.Store
+	execs    Executors
+	notifier Notifier
+	expiry   time.Duration
+	snooze   time.Duration
+	log      *slog.Logger
+	now      func() time.Time
+	interval time.Duration
+
+	kick chan struct{}
+
+	mu        sync.Mutex
+	listeners []func(*Proposal)
+}
+
+// NewGate returns a gate over the store.
+func NewGate(opts GateOptions) (*Gate, error) {
+	if opts.Store == nil {
+		return nil, errors.New("approval: a store is required")
+	}
+	if opts.Expiry <= 0 {
+		opts.Expiry = 24 * time.Hour
+	}
+	if opts.Snooze <= 0 {
+		opts.Snooze = 2 * time.Hour
+	}
+	if opts.Log == nil {
+		opts.Log = slog.New(slog.DiscardHandler)
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.OutboxInterval <= 0 {
+		opts.OutboxInterval = 30 * time.Second
+	}
+	return &Gate{
+		st: opts.Store, execs: opts.Executors, notifier: opts.Notifier,
+		expiry: opts.Expiry, snooze: opts.Snooze, log: opts.Log, now: opts.Now,
+		interval: opts.OutboxInterval, kick: make(chan struct{}, 1),
+	}, nil
+}
+
+// Subscribe registers fn to be called after every committed change of a
+// proposal (new, decided, executed, ...). fn must not block.
+func (g *Gate) Subscribe(fn func(*Proposal)) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.listeners = append(g.listeners, fn)
+}
+
+func (g *Gate) changed(ps ...*Proposal) {
+	g.mu.Lock()
+	ls := append([]func(*Proposal){}, g.listeners...)
+	g.mu.Unlock()
+	for _, p := range ps {
+		for _, fn := range ls {
+			fn(p)
+		}
+	}
+}
+
+// idAlphabet has no look-alike characters, so ids are easy to type from a phone.
+const idAlphabet = "abcdefghijkmnpqrstuvwxyz23456789"
+
+func newID() string {
+	b := make([]byte, 10)
+	rand.Read(b)
+	for i := range b {
+		b[i] = idAlphabet[int(b[i])%len(idAlphabet)]
+	}
+	return string(b)
+}
+
+// ValidID reports whether s could be a proposal id (it is checked against
+// the store anyway; this keeps garbage out of queries and logs).
+func ValidID(s string) bool {
+	if len(s) != 10 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if !strings.ContainsRune(idAlphabet, rune(s[i])) {
+			return false
+		}
+	}
+	return true
+}
+
+func fromRow(r *store.Proposal) *Proposal {
+	return &Proposal{
+		ID: r.ID, Kind: Kind(r.Kind), State: State(r.State), Title: r.Title, Reason: r.Reason, Origin: r.Origin,
+		Payload: json.RawMessage(r.Payload), PayloadHash: r.PayloadHash, ItemID: r.ItemID, Thread: r.Thread,
+		Created: r.Created, Expires: r.Expires, Decided: r.Decided, DecidedBy: r.DecidedBy, SnoozeUntil: r.SnoozeUntil,
+		Supersedes: r.Supersedes, SupersededBy: r.SupersededBy, RemoteID: r.RemoteID, Error: r.Error,
+		IdempotencyKey: r.IdempotencyKey, Attempts: r.Attempts,
+	}
+}
+
+func isEmailKind(k Kind) bool { return k == KindReply || k == KindEmail || k == KindForward }
+
+// Propose stores a draft as a pending proposal, with its payload as
+// canonical JSON and that JSON's sha256, and tells the owner. A newer
+// draft for the same mail thread supersedes older undecided ones.
+func (g *Gate) Propose(ctx context.Context, d Draft) (*Proposal, error) {
+	canonical, err := Canonical(d.Kind, d.Payload)
+	if err != nil {
+		return nil, fmt.Errorf("approval: propose: %w", err)
+	}
+	if d.Origin == "" {
+		return nil, errors.New("approval: propose: origin is required (agent, proactive, owner)")
+	}
+	thread := d.Thread
+	if thread == "" && isEmailKind(d.Kind) {
+		var ep EmailPayload
+		json.Unmarshal(canonical, &ep)
+		thread = ep.ThreadID
+	}
+	row := g.newRow(d.Kind, d.Title, d.Reason, d.Origin, canonical, d.ItemID, thread, "")
+	var replaced []*Proposal
+	err = g.st.Tx(ctx, func(tx *store.Tx) error {
+		if err := tx.InsertProposal(row); err != nil {
+			return err
+		}
+		if err := tx.Audit(store.AuditEntry{Actor: d.Origin, Action: "proposed", ProposalID: row.ID, PayloadHash: row.PayloadHash, Detail: row.Title}); err != nil {
+			return err
+		}
+		if thread == "" || !isEmailKind(d.Kind) {
+			return nil
+		}
+		replaced, err = g.supersedeThread(tx, thread, row.Created, row.ID, actorSystem, "replaced by a newer draft "+row.ID)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("approval: propose: %w", err)
+	}
+	p := fromRow(row)
+	g.changed(append(replaced, p)...)
+	g.announce(ctx, p, "proposal:"+p.ID)
+	return p, nil
+}
+
+func (g *Gate) newRow(kind Kind, title, reason, origin string, canonical []byte, itemID int64, thread, supersedes string) *store.Proposal {
+	if strings.TrimSpace(title) == "" {
+		title = defaultTitle(kind, canonical)
+	}
+	now := g.now().UTC()
+	return &store.Proposal{
+		ID: newID(), Kind: string(kind), State: string(StatePending), Title: oneLine(title), Reason: reason, Origin: origin,
+		Payload: canonical, PayloadHash: HashPayload(canonical), ItemID: itemID, Thread: thread,
+		Created: now, Expires: now.Add(g.expiry), Supersedes: supersedes,
+	}
+}
+
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}
+
+// announce queues the notification that shows a proposal to the owner.
+func (g *Gate) announce(ctx context.Context, p *Proposal, key string) {
+	if g.notifier == nil {
+		return
+	}
+	err := g.notifier.Notify(ctx, notify.Message{Level: notify.Important, Key: key, Text: p.Title, ProposalID: p.ID, ItemID: p.ItemID})
+	if err != nil {
+		// The proposal is stored and listed; only the push is missing.
+		g.log.Error("could not queue the proposal for the owner", "proposal", p.ID, "err", err)
+	}
+}
+
+// Get returns a proposal.
+func (g *Gate) Get(ctx context.Context, id string) (*Proposal, error) {
+	if !ValidID(id) {
+		return nil, fmt.Errorf("proposal %q: %w", id, ErrNotFound)
+	}
+	r, err := g.st.Proposal(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, fmt.Errorf("proposal %s: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("approval: %w", err)
+	}
+	return fromRow(r), nil
+}
+
+// ListOptions filter List.
+type ListOptions struct {
+	States []State // any state when empty
+	Limit  int     // default 500
+}
+
+// List returns proposals, newest first.
+func (g *Gate) List(ctx context.Context, o ListOptions) ([]*Proposal, error) {
+	f := store.ProposalFilter{Limit: o.Limit}
+	for _, s := range o.States {
+		f.States = append(f.States, string(s))
+	}
+	rows, err := g.st.Proposals(ctx, f)
+	if err != nil {
+		return nil, fmt.Errorf("approval: %w", err)
+	}
+	out := make([]*Proposal, 0, len(rows))
+	for _, r := range rows {
+		out = append(out, fromRow(r))
+	}
+	return out, nil
+}
+
+// Audit returns the audit log of one proposal (all of it if id is empty), oldest first.
+func (g *Gate) Audit(ctx context.Context, id string, limit int) ([]store.AuditEntry, error) {
+	return g.st.AuditLog(ctx, store.AuditFilter{ProposalID: id, Limit: limit})
+}
+
+// ValidState reports whether s names a state.
+func ValidState(s State) bool {
+	switch s {
+	case StatePending, StateApproved, StateExecuting, StateExecuted, StateFailed, StateRejected, StateExpired, StateSnoozed, StateSuperseded:
+		return true
+	}
+	return false
+}
+
+var undecided = []string{string(StatePending), string(StateSnoozed)}
+
+// Approve approves the proposal if hash is the payload hash the owner was
+// shown, the proposal is still undecided and unexpired, and by is the
+// owner. The first decision wins; a later one gets a *StaleError with the
+// current state. The outbox then executes it.
+func (g *Gate) Approve(ctx context.Context, id, hash string, by Owner) (*Proposal, error) {
+	now := g.now().UTC()
+	p, err := g.decide(ctx, id, hash, by, "approved", func(p *Proposal) store.ProposalChange {
+		return store.ProposalChange{ID: p.ID, From: undecided, PayloadHash: hash, UnexpiredAt: now,
+			To: string(StateApproved), Decided: now, DecidedBy: by.String()}
+	})
+	if err != nil {
+		return nil, err
+	}
+	g.Kick()
+	return p, nil
+}
+
+// Reject rejects an undecided proposal.
+func (g *Gate) Reject(ctx context.Context, id string, by Owner) (*Proposal, error) {
+	now := g.now().UTC()
+	return g.decide(ctx, id, "", by, "rejected", func(p *Proposal) store.ProposalChange {
+		return store.ProposalChange{ID: p.ID, From: undecided, PayloadHash: p.PayloadHash,
+			To: string(StateRejected), Decided: now, DecidedBy: by.String()}
+	})
+}
+
+// Snooze hides an undecided proposal until the snooze time passes, when it
+// is shown again (if it has not expired by then).
+func (g *Gate) Snooze(ctx context.Context, id string, by Owner) (*Proposal, error) {
+	until := g.now().UTC().Add(g.snooze)
+	return g.decide(ctx, id, "", by, "snoozed", func(p *Proposal) store.ProposalChange {
+		return store.ProposalChange{ID: p.ID, From: undecided, PayloadHash: p.PayloadHash, UnexpiredAt: g.now(),
+			To: string(StateSnoozed), SnoozeUntil: &until}
+	})
+}
+
+// decide runs one owner decision as a compare-and-set and audits it,
+// including refusals.
+func (g *Gate) decide(ctx context.Context, id, hash string, by Owner, action string, change func(*Proposal) store.ProposalChange) (*Proposal, error) {
+	cur, err := g.Get(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	refuse := func(reason error) (*Proposal, error) {
+		g.auditOnly(ctx, store.AuditEntry{Actor: actorName(by), Action: "refused", ProposalID: id, PayloadHash: hash, Detail: action + ": " + reason.Error()})
+		return nil, fmt.Errorf("approval: %s %s: %w", action, id, reason)
+	}
+	if by.name == "" {
+		return refuse(ErrNotOwner)
+	}
+	if action == "approved" && hash != cur.PayloadHash {
+		return refuse(ErrHashMismatch)
+	}
+	c := change(cur)
+	var done bool
+	var after *store.Proposal
+	err = g.st.Tx(ctx, func(tx *store.Tx) error {
+		ok, err := tx.TransitionProposal(c)
+		if err != nil || !ok {
+			return err
+		}
+		done = true
+		if err := tx.Audit(store.AuditEntry{Actor: by.String(), Action: action, ProposalID: id, PayloadHash: cur.PayloadHash}); err != nil {
+			return err
+		}
+		after, err = tx.Proposal(id)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("approval: %s %s: %w", action, id, err)
+	}
+	if !done {
+		return nil, g.stale(ctx, id)
+	}
+	p := fromRow(after)
+	g.changed(p)
+	return p, nil
+}
+
+func actorName(o Owner) string {
+	if o.name == "" {
+		return "unknown"
+	}
+	return o.name
+}
+
+func (g *Gate) auditOnly(ctx context.Context, e store.AuditEntry) {
+	if err := g.st.Tx(ctx, func(tx *store.Tx) error { return tx.Audit(e) }); err != nil {
+		g.log.Error("audit failed", "action", e.Action, "proposal", e.ProposalID, "err", err)
+	}
+}
+
+// stale builds the answer to a decision that lost: the proposal as it is
+// now, expiring it first if its time ran out while it was undecided.
+func (g *Gate) stale(ctx context.Context, id string) error {
+	if err := g.expireDue(ctx); err != nil {
+		g.log.Warn("expiry sweep failed", "err", err)
+	}
+	cur, err := g.Get(ctx, id)
+	if err != nil {
+		return err
+	}
+	return &StaleError{Proposal: cur}
+}
+
+// Edit replaces an undecided proposal by a new one with payload: the old
+// payload can never be sent, and the new one needs its own approval.
+func (g *Gate) Edit(ctx context.Context, id string, payload any, by Owner) (*Proposal, error) {
+	return g.Revise(ctx, id, payload, "owner", by)
+}
+
+// EditBody is Edit with only the free text changed (mail or comment body,
+// event description).
+func (g *Gate) EditBody(ctx context.Context, id, body string, by Owner) (*Proposal, error) {
+	cur, err := g.Get(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	payload, err := WithBody(cur.Kind, cur.Payload, body)
+	if err != nil {
+		return nil, fmt.Errorf("approval: edit %s: %w", id, err)
+	}
+	return g.Revise(ctx, id, payload, "owner", by)
+}
+
+// Revise is Edit on the owner's behalf by origin (the owner, or the
+// drafter the owner asked to redraft): in one transaction the old proposal
+// is superseded and the new one created, pending its own approval.
+func (g *Gate) Revise(ctx context.Context, id string, payload any, origin string, by Owner) (*Proposal, error) {
+	if by.name == "" {
+		return nil, fmt.Errorf("approval: edit %s: %w", id, ErrNotOwner)
+	}
+	cur, err := g.Get(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	canonical, err := Canonical(cur.Kind, payload)
+	if err != nil {
+		return nil, fmt.Errorf("approval: edit %s: %w", id, err)
+	}
+	if HashPayload(canonical) == cur.PayloadHash {
+		return nil, fmt.Errorf("approval: edit %s: %w", id, BadInput("the new payload is the same as the old one"))
+	}
+	row := g.newRow(cur.Kind, cur.Title, cur.Reason, origin, canonical, cur.ItemID, cur.Thread, cur.ID)
+	var done bool
+	var old *store.Proposal
+	err = g.st.Tx(ctx, func(tx *store.Tx) error {
+		ok, err := tx.TransitionProposal(store.ProposalChange{ID: cur.ID, From: undecided, PayloadHash: cur.PayloadHash,
+			To: string(StateSuperseded), Decided: row.Created, DecidedBy: by.String(), SupersededBy: row.ID})
+		if err != nil || !ok {
+			return err
+		}
+		done = true
+		if err := tx.InsertProposal(row); err != nil {
+			return err
+		}
+		if err := tx.Audit(store.AuditEntry{Actor: by.String(), Action: "edited", ProposalID: cur.ID, PayloadHash: cur.PayloadHash, Detail: "superseded by " + row.ID}); err != nil {
+			return err
+		}
+		if err := tx.Audit(store.AuditEntry{Actor: origin, Action: "proposed", ProposalID: row.ID, PayloadHash: row.PayloadHash, Detail: "edit of " + cur.ID}); err != nil {
+			return err
+		}
+		old, err = tx.Proposal(cur.ID)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("approval: edit %s: %w", id, err)
+	}
+	if !done {
+		return nil, g.stale(ctx, id)
+	}
+	p := fromRow(row)
+	g.changed(fromRow(old), p)
+	g.announce(ctx, p, "proposal:"+p.ID)
+	return p, nil
+}
+
+// BadInputError is a request the caller must fix.
+type BadInputError struct{ Msg string }
+
+func (e *BadInputError) Error() string { return e.Msg }
+
+// BadInput returns a *BadInputError.
+func BadInput(msg string) error { return &BadInputError{Msg: msg} }
+
+// supersedeThread supersedes undecided mail proposals of a thread created
+// before t, inside tx.
+func (g *Gate) supersedeThread(tx *store.Tx, thread string, t time.Time, except, actor, why string) ([]*Proposal, error) {
+	rows, err := tx.Proposals(store.ProposalFilter{States: undecided, Thread: thread})
+	if err != nil {
+		return nil, err
+	}
+	var out []*Proposal
+	for _, r := range rows {
+		if r.ID == except || !isEmailKind(Kind(r.Kind)) || r.Created.After(t) {
+			continue
+		}
+		ok, err := tx.TransitionProposal(store.ProposalChange{ID: r.ID, From: undecided, PayloadHash: r.PayloadHash,
+			To: string(StateSuperseded), Decided: g.now().UTC(), DecidedBy: actor, SupersededBy: except})
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			continue
+		}
+		if err := tx.Audit(store.AuditEntry{Actor: actor, Action: "superseded", ProposalID: r.ID, PayloadHash: r.PayloadHash, Detail: why}); err != nil {
+			return nil, err
+		}
+		r.State, r.SupersededBy = string(StateSuperseded), except
+		out = append(out, fromRow(r))
+	}
+	return out, nil
+}

@@ -1,0 +1,238 @@
+package approval
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/omnibrain/omnibrain/notify"
+	"github.com/omnibrain/omnibrain/store"
+)
+
+// executeTimeout bounds one execution; a hung remote side becomes a
+// failure the owner hears about, not a stuck outbox.
+const executeTimeout = 2 * time.Minute
+
+// Kick wakes the outbox (after an approval).
+func (g *Gate) Kick() {
+	select {
+	case g.kick <- struct{}{}:
+	default:
+	}
+}
+
+// RunOutbox executes approved proposals until ctx is done. It first
+// resolves proposals left in executing by a crash: the executor's Find
+// looks for the earlier attempt on the remote side before anything is
+// retried. Each pass also sweeps expiry and snoozes and supersedes
+// proposals whose thread the owner answered.
+func (g *Gate) RunOutbox(ctx context.Context) error {
+	unresolved, err := g.executingIDs(ctx)
+	if err != nil {
+		return err
+	}
+	t := time.NewTicker(g.interval)
+	defer t.Stop()
+	for {
+		unresolved = g.recover(ctx, unresolved)
+		if err := g.ExecuteApproved(ctx); err != nil && ctx.Err() == nil {
+			g.log.Error("outbox pass failed", "err", err)
+		}
+		if err := g.Sweep(ctx); err != nil && ctx.Err() == nil {
+			g.log.Error("proposal sweep failed", "err", err)
+		}
+		if _, err := g.SupersedeAnswered(ctx); err != nil && ctx.Err() == nil {
+			g.log.Error("superseding answered threads failed", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-g.kick:
+		case <-t.C:
+		}
+	}
+}
+
+func (g *Gate) executingIDs(ctx context.Context) ([]string, error) {
+	rows, err := g.st.Proposals(ctx, store.ProposalFilter{States: []string{string(StateExecuting)}, Oldest: true})
+	if err != nil {
+		return nil, fmt.Errorf("approval: outbox: %w", err)
+	}
+	ids := make([]string, 0, len(rows))
+	for _, r := range rows {
+		ids = append(ids, r.ID)
+	}
+	return ids, nil
+}
+
+// recover resolves proposals found in executing at start; it returns the
+// ones it could not resolve yet (the remote side could not be asked).
+func (g *Gate) recover(ctx context.Context, ids []string) []string {
+	var left []string
+	for _, id := range ids {
+		if ctx.Err() != nil {
+			return append(left, id)
+		}
+		p, err := g.Get(ctx, id)
+		if err != nil || p.State != StateExecuting {
+			continue
+		}
+		ex, ok := g.executor(p.Kind)
+		if !ok {
+			left = append(left, id) // wait for the executor to be configured
+			continue
+		}
+		fctx, cancel := context.WithTimeout(ctx, executeTimeout)
+		remoteID, found, err := ex.Find(fctx, p, p.IdempotencyKey)
+		cancel()
+		switch {
+		case err != nil:
+			g.log.Warn("could not check an interrupted execution; will ask again", "proposal", id, "err", err)
+			left = append(left, id)
+		case found:
+			g.finish(ctx, p, remoteID, nil, "found on the remote side after a restart")
+		default:
+			g.log.Info("interrupted execution did not reach the remote side; executing it now", "proposal", id)
+			g.run(ctx, p, ex, "retry after a restart: no earlier attempt found")
+		}
+	}
+	return left
+}
+
+// ExecuteApproved executes every approved proposal once, oldest first.
+func (g *Gate) ExecuteApproved(ctx context.Context) error {
+	rows, err := g.st.Proposals(ctx, store.ProposalFilter{States: []string{string(StateApproved)}, Oldest: true})
+	if err != nil {
+		return fmt.Errorf("approval: outbox: %w", err)
+	}
+	for _, r := range rows {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		g.executeOne(ctx, fromRow(r))
+	}
+	return nil
+}
+
+// executeOne claims an approved proposal (approved → executing, by
+// compare-and-set, with the attempt and its idempotency key recorded) and
+// runs it.
+func (g *Gate) executeOne(ctx context.Context, p *Proposal) {
+	if HashPayload(p.Payload) != p.PayloadHash {
+		// The stored bytes are not what the owner approved: never send them.
+		g.claimAndFail(ctx, p, "the stored payload does not match its approved hash; not executed")
+		return
+	}
+	ex, ok := g.executor(p.Kind)
+	if !ok {
+		g.claimAndFail(ctx, p, fmt.Sprintf("nothing can execute a %s proposal (is the account connected? see omnibrain status)", p.Kind))
+		return
+	}
+	key := IdempotencyKey(p.ID, p.PayloadHash)
+	claimed, err := g.claim(ctx, p, key, "")
+	if err != nil {
+		g.log.Error("could not start execution", "proposal", p.ID, "err", err)
+		return
+	}
+	if !claimed {
+		return // someone else took it
+	}
+	p.State, p.IdempotencyKey = StateExecuting, key
+	g.changed(p)
+	g.run(ctx, p, ex, "")
+}
+
+func (g *Gate) claim(ctx context.Context, p *Proposal, key, detail string) (bool, error) {
+	var ok bool
+	err := g.st.Tx(ctx, func(tx *store.Tx) error {
+		var err error
+		ok, err = tx.TransitionProposal(store.ProposalChange{ID: p.ID, From: []string{string(StateApproved)}, PayloadHash: p.PayloadHash,
+			To: string(StateExecuting), IdempotencyKey: key, CountAttempt: true})
+		if err != nil || !ok {
+			return err
+		}
+		return tx.Audit(store.AuditEntry{Actor: actorSystem, Action: "executing", ProposalID: p.ID, PayloadHash: p.PayloadHash, Detail: "key " + key + detail})
+	})
+	return ok, err
+}
+
+func (g *Gate) claimAndFail(ctx context.Context, p *Proposal, reason string) {
+	ok, err := g.claim(ctx, p, IdempotencyKey(p.ID, p.PayloadHash), " (not started: "+reason+")")
+	if err != nil || !ok {
+		return
+	}
+	g.finish(ctx, p, "", errors.New(reason), "")
+}
+
+// run performs one attempt of an executing proposal. An error fails it
+// for good and tells the owner: a send that may have half-happened is
+// never blindly retried. Only a shutdown leaves it executing, for Find to
+// resolve on the next start.
+func (g *Gate) run(ctx context.Context, p *Proposal, ex Executor, note string) {
+	if note != "" {
+		g.auditOnly(ctx, store.AuditEntry{Actor: actorSystem, Action: "executing", ProposalID: p.ID, PayloadHash: p.PayloadHash, Detail: note})
+	}
+	ectx, cancel := context.WithTimeout(ctx, executeTimeout)
+	remoteID, err := ex.Execute(ectx, p, p.IdempotencyKey)
+	cancel()
+	if err != nil && ctx.Err() != nil {
+		g.log.Warn("execution interrupted by shutdown; it will be checked on the next start", "proposal", p.ID, "err", err)
+		return
+	}
+	// Record the outcome even if shutdown began meanwhile: an unrecorded
+	// success would cost a remote lookup on the next start.
+	g.finish(context.WithoutCancel(ctx), p, remoteID, err, "")
+}
+
+// finish records the outcome of an execution: executing → executed | failed.
+func (g *Gate) finish(ctx context.Context, p *Proposal, remoteID string, execErr error, detail string) {
+	to, action := StateExecuted, "executed"
+	var errText *string
+	if execErr != nil {
+		to, action = StateFailed, "failed"
+		s := execErr.Error()
+		errText, detail = &s, s
+	} else if detail == "" {
+		detail = "remote id " + remoteID
+	}
+	var after *store.Proposal
+	err := g.st.Tx(ctx, func(tx *store.Tx) error {
+		ok, err := tx.TransitionProposal(store.ProposalChange{ID: p.ID, From: []string{string(StateExecuting)}, PayloadHash: p.PayloadHash,
+			To: string(to), RemoteID: remoteID, Error: errText})
+		if err != nil || !ok {
+			return err
+		}
+		if err := tx.Audit(store.AuditEntry{Actor: actorSystem, Action: action, ProposalID: p.ID, PayloadHash: p.PayloadHash, Detail: detail}); err != nil {
+			return err
+		}
+		after, err = tx.Proposal(p.ID)
+		return err
+	})
+	if err != nil {
+		g.log.Error("could not record an execution outcome", "proposal", p.ID, "outcome", action, "err", err)
+		return
+	}
+	if after == nil {
+		return
+	}
+	done := fromRow(after)
+	g.changed(done)
+	if execErr != nil {
+		g.log.Warn("proposal failed", "proposal", p.ID, "err", execErr)
+		if g.notifier != nil {
+			msg := notify.Message{Level: notify.Important, Key: "proposal-failed:" + p.ID, ProposalID: p.ID, ItemID: p.ItemID,
+				Text: fmt.Sprintf("Could not do “%s”: %s. It was not retried.", p.Title, execErr)}
+			if err := g.notifier.Notify(ctx, msg); err != nil {
+				g.log.Error("could not tell the owner about a failed proposal", "proposal", p.ID, "err", err)
+			}
+		}
+	}
+}
+
+func (g *Gate) executor(k Kind) (Executor, bool) {
+	if g.execs == nil {
+		return nil, false
+	}
+	return g.execs.Executor(k)
+}

@@ -1,0 +1,241 @@
+package approval_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/omnibrain/omnibrain/approval"
+	"github.com/omnibrain/omnibrain/store"
+	"go.uber.org/goleak"
+)
+
+type fakeExecutors struct{ byKind map[approval.Kind]approval.Executor }
+
+func (f *fakeExecutors) Executor(k approval.Kind) (approval.Executor, bool) {
+	e, ok := f.byKind[k]
+	return e, ok
+}
+
+// remote is a stand-in remote side: it remembers what it received by key.
+type remote struct {
+	mu      sync.Mutex
+	sent    map[string]string // key -> payload
+	calls   int
+	fail    error
+	findErr error
+	block   chan struct{} // if set, Execute records the send and then waits for ctx
+}
+
+func (r *remote) Execute(ctx context.Context, p *approval.Proposal, key string) (string, error) {
+	r.mu.Lock()
+	r.calls++
+	if r.fail != nil {
+		r.mu.Unlock()
+		return "", r.fail
+	}
+	if r.sent == nil {
+		r.sent = map[string]string{}
+	}
+	r.sent[key] = string(p.Payload)
+	block := r.block
+	r.mu.Unlock()
+	if block != nil {
+		close(block)
+		<-ctx.Done()
+		return "", ctx.Err()
+	}
+	return "remote-" + key[:6], nil
+}
+
+func (r *remote) Find(ctx context.Context, p *approval.Proposal, key string) (string, bool, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.findErr != nil {
+		return "", false, r.findErr
+	}
+	_, ok := r.sent[key]
+	if !ok {
+		return "", false, nil
+	}
+	return "remote-" + key[:6], true, nil
+}
+
+func TestOutboxExecutesOnceWithKey(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	r := &remote{}
+	e.execs.byKind[approval.KindReply] = r
+	p, _ := e.gate.Propose(ctx, reply("hello"))
+	if _, err := e.gate.Approve(ctx, p.ID, p.PayloadHash, approval.APIOwner()); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 3; i++ {
+		if err := e.gate.ExecuteApproved(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	key := approval.IdempotencyKey(p.ID, p.PayloadHash)
+	if r.calls != 1 || r.sent[key] != string(p.Payload) {
+		t.Fatalf("calls %d sent %v", r.calls, r.sent)
+	}
+	got, _ := e.gate.Get(ctx, p.ID)
+	if got.State != approval.StateExecuted || got.RemoteID != "remote-"+key[:6] || got.IdempotencyKey != key || got.Attempts != 1 {
+		t.Errorf("after execution: %+v", got)
+	}
+	audit, _ := e.gate.Audit(ctx, p.ID, 0)
+	if last := audit[len(audit)-1]; last.Action != "executed" || last.Actor != "system" {
+		t.Errorf("audit ends with %+v", last)
+	}
+}
+
+func TestOutboxFailureIsReportedNotRetried(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	r := &remote{fail: errors.New("gmail: googleapi: Error 500: backend error")}
+	e.execs.byKind[approval.KindReply] = r
+	p, _ := e.gate.Propose(ctx, reply("hello"))
+	e.gate.Approve(ctx, p.ID, p.PayloadHash, approval.APIOwner())
+	e.gate.ExecuteApproved(ctx)
+	e.gate.ExecuteApproved(ctx)
+	if r.calls != 1 {
+		t.Errorf("%d attempts, want 1", r.calls)
+	}
+	got, _ := e.gate.Get(ctx, p.ID)
+	if got.State != approval.StateFailed || got.Error != r.fail.Error() {
+		t.Errorf("after failure: %+v", got)
+	}
+	n, err := e.st.NotificationByKey(ctx, "proposal-failed:"+p.ID)
+	if err != nil {
+		t.Fatalf("owner not told: %v", err)
+	}
+	if n.Level != "important" || n.ProposalID != p.ID || !strings.Contains(n.Text, "Error 500") {
+		t.Errorf("failure notice %+v", n)
+	}
+}
+
+func TestOutboxWithoutExecutorFails(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	p, _ := e.gate.Propose(ctx, reply("hello"))
+	e.gate.Approve(ctx, p.ID, p.PayloadHash, approval.APIOwner())
+	e.gate.ExecuteApproved(ctx)
+	got, _ := e.gate.Get(ctx, p.ID)
+	if got.State != approval.StateFailed || !strings.Contains(got.Error, "nothing can execute") {
+		t.Errorf("%+v", got)
+	}
+}
+
+func TestOutboxRefusesTamperedPayload(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	r := &remote{}
+	e.execs.byKind[approval.KindReply] = r
+	p, _ := e.gate.Propose(ctx, reply("hello"))
+	e.gate.Approve(ctx, p.ID, p.PayloadHash, approval.APIOwner())
+	if _, err := e.st.DB().Exec(`UPDATE proposals SET payload = replace(payload, 'alice', 'mallory') WHERE id = ?`, p.ID); err != nil {
+		t.Fatal(err)
+	}
+	e.gate.ExecuteApproved(ctx)
+	if r.calls != 0 {
+		t.Fatal("a payload the owner did not approve was executed")
+	}
+	if got, _ := e.gate.Get(ctx, p.ID); got.State != approval.StateFailed {
+		t.Errorf("state %s", got.State)
+	}
+}
+
+// A crash while executing: the remote side got the action, the store still
+// says executing. After a restart Find sees it and nothing is sent again.
+func TestOutboxResolvesInterruptedExecutionWithFind(t *testing.T) {
+	e := newEnv(t)
+	r := &remote{block: make(chan struct{})}
+	e.execs.byKind[approval.KindReply] = r
+	ctx, cancel := context.WithCancel(context.Background())
+	p, _ := e.gate.Propose(ctx, reply("hello"))
+	e.gate.Approve(ctx, p.ID, p.PayloadHash, approval.APIOwner())
+	done := make(chan error)
+	go func() { done <- e.gate.RunOutbox(ctx) }()
+	<-r.block // the send reached the remote side
+	cancel()  // and the daemon dies before recording it
+	<-done
+	if got, _ := e.gate.Get(context.Background(), p.ID); got.State != approval.StateExecuting {
+		t.Fatalf("state after crash %s", got.State)
+	}
+
+	r.block = nil
+	restart(t, e, r, func(g *approval.Gate) {
+		got, _ := g.Get(context.Background(), p.ID)
+		if got.State != approval.StateExecuted || r.calls != 1 {
+			t.Errorf("after restart: state %s, %d calls", got.State, r.calls)
+		}
+	})
+}
+
+// A crash after claiming but before the remote side got anything: after a
+// restart Find finds nothing and the action is executed, once.
+func TestOutboxRetriesInterruptedExecutionThatNeverLanded(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	p, _ := e.gate.Propose(ctx, reply("hello"))
+	e.gate.Approve(ctx, p.ID, p.PayloadHash, approval.APIOwner())
+	key := approval.IdempotencyKey(p.ID, p.PayloadHash)
+	e.st.Tx(ctx, func(tx *store.Tx) error {
+		_, err := tx.TransitionProposal(store.ProposalChange{ID: p.ID, From: []string{"approved"}, PayloadHash: p.PayloadHash, To: "executing", IdempotencyKey: key})
+		return err
+	})
+	r := &remote{}
+	restart(t, e, r, func(g *approval.Gate) {
+		got, _ := g.Get(ctx, p.ID)
+		if got.State != approval.StateExecuted || r.calls != 1 || r.sent[key] == "" {
+			t.Errorf("after restart: state %s, %d calls", got.State, r.calls)
+		}
+	})
+}
+
+func TestOutboxWaitsWhenFindFails(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	p, _ := e.gate.Propose(ctx, reply("hello"))
+	e.gate.Approve(ctx, p.ID, p.PayloadHash, approval.APIOwner())
+	e.st.Tx(ctx, func(tx *store.Tx) error {
+		_, err := tx.TransitionProposal(store.ProposalChange{ID: p.ID, From: []string{"approved"}, PayloadHash: p.PayloadHash, To: "executing", IdempotencyKey: approval.IdempotencyKey(p.ID, p.PayloadHash)})
+		return err
+	})
+	r := &remote{findErr: errors.New("gmail unreachable")}
+	restart(t, e, r, func(g *approval.Gate) {
+		got, _ := g.Get(ctx, p.ID)
+		if got.State != approval.StateExecuting || r.calls != 0 {
+			t.Errorf("executed without knowing whether it already was: state %s, %d calls", got.State, r.calls)
+		}
+	})
+}
+
+// restart runs a fresh gate's outbox over the same store for one pass and
+// calls check after it.
+func restart(t *testing.T, e *env, r *remote, check func(*approval.Gate)) {
+	t.Helper()
+	ex := &fakeExecutors{byKind: map[approval.Kind]approval.Executor{approval.KindReply: r}}
+	g, err := approval.NewGate(approval.GateOptions{Store: e.st, Executors: ex, Notifier: e.queue, Now: e.clock.Now, OutboxInterval: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	passed := make(chan struct{}, 16)
+	g.Subscribe(func(*approval.Proposal) { passed <- struct{}{} })
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- g.RunOutbox(ctx) }()
+	// One pass: wait for a change or a moment of quiet.
+	select {
+	case <-passed:
+	case <-time.After(500 * time.Millisecond):
+	}
+	cancel()
+	<-done
+	check(g)
+}
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

@@ -1,0 +1,127 @@
+package approval
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/omnibrain/omnibrain/store"
+)
+
+// Sweep expires undecided proposals whose time ran out and brings snoozed
+// ones back (shown to the owner again).
+func (g *Gate) Sweep(ctx context.Context) error {
+	if err := g.expireDue(ctx); err != nil {
+		return err
+	}
+	return g.wakeSnoozed(ctx)
+}
+
+func (g *Gate) expireDue(ctx context.Context) error {
+	now := g.now().UTC()
+	rows, err := g.st.Proposals(ctx, store.ProposalFilter{States: undecided, ExpiresBefore: now, Oldest: true})
+	if err != nil {
+		return fmt.Errorf("approval: expire: %w", err)
+	}
+	for _, r := range rows {
+		if p, err := g.systemTransition(ctx, r, StateExpired, "expired", "not decided by "+r.Expires.Format(time.RFC3339), nil); err != nil {
+			return err
+		} else if p != nil {
+			g.changed(p)
+		}
+	}
+	return nil
+}
+
+func (g *Gate) wakeSnoozed(ctx context.Context) error {
+	now := g.now().UTC()
+	rows, err := g.st.Proposals(ctx, store.ProposalFilter{States: []string{string(StateSnoozed)}, SnoozedBefore: now, Oldest: true})
+	if err != nil {
+		return fmt.Errorf("approval: wake snoozed: %w", err)
+	}
+	for _, r := range rows {
+		var zero time.Time
+		p, err := g.systemTransition(ctx, r, StatePending, "woken", "snooze over", &zero)
+		if err != nil {
+			return err
+		}
+		if p == nil {
+			continue
+		}
+		g.changed(p)
+		// A new key: the proposal is shown again, once per snooze.
+		g.announce(ctx, p, "proposal:"+p.ID+":after-snooze:"+strconv.FormatInt(r.SnoozeUntil.UnixMilli(), 10))
+	}
+	return nil
+}
+
+// systemTransition moves an undecided proposal on the system's behalf; nil
+// when another decision came first.
+func (g *Gate) systemTransition(ctx context.Context, r *store.Proposal, to State, action, detail string, snooze *time.Time) (*Proposal, error) {
+	var after *store.Proposal
+	err := g.st.Tx(ctx, func(tx *store.Tx) error {
+		c := store.ProposalChange{ID: r.ID, From: []string{r.State}, PayloadHash: r.PayloadHash, To: string(to), SnoozeUntil: snooze}
+		if to == StateExpired {
+			c.Decided, c.DecidedBy = g.now().UTC(), actorSystem
+		}
+		ok, err := tx.TransitionProposal(c)
+		if err != nil || !ok {
+			return err
+		}
+		if err := tx.Audit(store.AuditEntry{Actor: actorSystem, Action: action, ProposalID: r.ID, PayloadHash: r.PayloadHash, Detail: detail}); err != nil {
+			return err
+		}
+		after, err = tx.Proposal(r.ID)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("approval: %s %s: %w", action, r.ID, err)
+	}
+	if after == nil {
+		return nil, nil
+	}
+	return fromRow(after), nil
+}
+
+// ThreadConsumer is the item_events consumer name of SupersedeAnswered.
+const ThreadConsumer = "approval.threads"
+
+// SupersedeAnswered reads new items and supersedes undecided mail
+// proposals of a thread the owner has answered themselves (an outbound
+// mail in the thread newer than the proposal). It returns how many events
+// it read.
+func (g *Gate) SupersedeAnswered(ctx context.Context) (int, error) {
+	events, err := g.st.PendingEvents(ctx, ThreadConsumer, 200)
+	if err != nil || len(events) == 0 {
+		return 0, err
+	}
+	ids := make([]int64, 0, len(events))
+	for _, e := range events {
+		ids = append(ids, e.ItemID)
+	}
+	items, err := g.st.ItemsByID(ctx, ids)
+	if err != nil {
+		return 0, fmt.Errorf("approval: read new items: %w", err)
+	}
+	var changed []*Proposal
+	err = g.st.Tx(ctx, func(tx *store.Tx) error {
+		for _, it := range items {
+			if it.Kind != "email" || it.Thread == "" || it.Meta["outbound"] != true {
+				continue
+			}
+			why := fmt.Sprintf("the owner answered the thread (%s item %s)", it.Source, it.ExternalID)
+			ps, err := g.supersedeThread(tx, it.Thread, it.Time, "", actorGmail, why)
+			if err != nil {
+				return err
+			}
+			changed = append(changed, ps...)
+		}
+		return tx.AckEvents(ThreadConsumer, events[len(events)-1].ID)
+	})
+	if err != nil {
+		return 0, fmt.Errorf("approval: supersede answered threads: %w", err)
+	}
+	g.changed(changed...)
+	return len(events), nil
+}

@@ -1,0 +1,242 @@
+package notify
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/omnibrain/omnibrain/health"
+	"github.com/omnibrain/omnibrain/store"
+)
+
+// Sender pushes one notification to the owner (the Telegram bot).
+type Sender interface {
+	Send(ctx context.Context, m Queued) error
+}
+
+// RetryAfterError is a sender's "not now, try again after": a rate limit.
+type RetryAfterError struct {
+	After time.Duration
+	Err   error
+}
+
+func (e *RetryAfterError) Error() string { return fmt.Sprintf("retry after %v: %v", e.After, e.Err) }
+func (e *RetryAfterError) Unwrap() error { return e.Err }
+
+// PermanentError is a notification the channel refuses for good (it will
+// not get better by retrying); it is kept as failed with the reason.
+type PermanentError struct{ Err error }
+
+func (e *PermanentError) Error() string { return e.Err.Error() }
+func (e *PermanentError) Unwrap() error { return e.Err }
+
+// Action is a policy's verdict on one notification.
+type Action int
+
+const (
+	Deliver Action = iota // push now
+	Defer                 // ask again at Until (quiet hours, budget)
+	Hold                  // record, never push (silent; batched into a briefing)
+)
+
+// Decision is what a Policy decides.
+type Decision struct {
+	Action Action
+	Until  time.Time // for Defer
+	Reason string
+}
+
+// Policy decides when (and whether) a notification is pushed. The
+// proactive engine provides the real one (quiet hours, daily budget,
+// batching); DefaultPolicy delivers everything but silent messages.
+type Policy interface {
+	Decide(ctx context.Context, m Queued, now time.Time) Decision
+}
+
+// DefaultPolicy pushes every message except silent ones, which it holds.
+type DefaultPolicy struct{}
+
+// Decide implements Policy.
+func (DefaultPolicy) Decide(_ context.Context, m Queued, _ time.Time) Decision {
+	if m.Level == Silent {
+		return Decision{Action: Hold, Reason: "silent"}
+	}
+	return Decision{Action: Deliver}
+}
+
+// DispatcherOptions are the dispatcher's dependencies.
+type DispatcherOptions struct {
+	Queue  *Queue
+	Store  *store.Store
+	Sender Sender
+	Policy Policy // DefaultPolicy when nil
+	Log    *slog.Logger
+	Now    func() time.Time
+	// Health, if set, hears about the channel under HealthName: OK after a
+	// delivery, degraded while it is unreachable.
+	Health     *health.Registry
+	HealthName string
+	// MaxBackoff caps the wait between attempts while the channel is
+	// unreachable (default 1 minute).
+	MaxBackoff time.Duration
+}
+
+// Dispatcher delivers queued notifications in order, each exactly once:
+// a notification is marked delivered only after the sender succeeded, and
+// while the channel is unreachable everything waits in the queue.
+type Dispatcher struct {
+	o DispatcherOptions
+}
+
+// NewDispatcher returns a dispatcher.
+func NewDispatcher(o DispatcherOptions) (*Dispatcher, error) {
+	if o.Queue == nil || o.Store == nil || o.Sender == nil {
+		return nil, errors.New("notify: dispatcher needs a queue, a store and a sender")
+	}
+	if o.Policy == nil {
+		o.Policy = DefaultPolicy{}
+	}
+	if o.Log == nil {
+		o.Log = slog.New(slog.DiscardHandler)
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.MaxBackoff <= 0 {
+		o.MaxBackoff = time.Minute
+	}
+	return &Dispatcher{o: o}, nil
+}
+
+// idleWait is the longest the dispatcher sleeps without being woken: a
+// policy's answer may change with the clock.
+const idleWait = time.Minute
+
+// Run delivers until ctx is done.
+func (d *Dispatcher) Run(ctx context.Context) error {
+	var backoff time.Duration
+	for {
+		wait, err := d.Pass(ctx)
+		switch {
+		case ctx.Err() != nil:
+			return nil
+		case err != nil:
+			var ra *RetryAfterError
+			if errors.As(err, &ra) {
+				wait = ra.After
+				backoff = 0
+			} else {
+				backoff = min(max(2*backoff, time.Second), d.o.MaxBackoff)
+				wait = backoff
+			}
+		default:
+			backoff = 0
+		}
+		timer := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			timer.Stop()
+			return nil
+		case <-d.o.Queue.wake:
+			if err != nil {
+				// An unreachable channel is not retried faster because more
+				// messages arrive; let the backoff run out.
+				<-timer.C
+			}
+		case <-timer.C:
+		}
+		timer.Stop()
+	}
+}
+
+// Pass delivers what is due now. It returns how long to wait before the
+// next pass, or the error that stopped it (the channel is unreachable or
+// rate-limited; the message stays queued).
+func (d *Dispatcher) Pass(ctx context.Context) (time.Duration, error) {
+	for {
+		now := d.o.Now()
+		due, err := d.o.Store.DueNotifications(ctx, now, 100)
+		if err != nil {
+			return 0, err
+		}
+		quiet, err := d.o.Queue.QuietUntil(ctx)
+		if err != nil {
+			return 0, err
+		}
+		for _, row := range due {
+			if err := d.one(ctx, fromRow(row), now, quiet); err != nil {
+				return 0, err
+			}
+		}
+		if len(due) < 100 {
+			break
+		}
+	}
+	next, err := d.o.Store.NextNotificationTime(ctx, d.o.Now())
+	if err != nil {
+		return 0, err
+	}
+	wait := idleWait
+	if !next.IsZero() {
+		wait = min(max(next.Sub(d.o.Now()), 0), idleWait)
+	}
+	return wait, nil
+}
+
+func (d *Dispatcher) one(ctx context.Context, m Queued, now, quiet time.Time) error {
+	dec := d.o.Policy.Decide(ctx, m, now)
+	if m.Level != Critical && now.Before(quiet) && dec.Action == Deliver {
+		dec = Decision{Action: Defer, Until: quiet, Reason: "the owner asked for quiet"}
+	}
+	switch dec.Action {
+	case Hold:
+		return d.update(ctx, m.ID, store.NotificationUpdate{State: store.NotificationHeld, Error: dec.Reason})
+	case Defer:
+		if dec.Until.After(now) {
+			return d.update(ctx, m.ID, store.NotificationUpdate{State: store.NotificationQueued, NotBefore: dec.Until})
+		}
+	}
+	err := d.o.Sender.Send(ctx, m)
+	var perm *PermanentError
+	var ra *RetryAfterError
+	switch {
+	case err == nil:
+		if d.o.Health != nil {
+			d.o.Health.Success(d.o.HealthName)
+			d.o.Health.Add(d.o.HealthName, "notifications_delivered", 1)
+		}
+		return d.update(ctx, m.ID, store.NotificationUpdate{State: store.NotificationDelivered, CountAttempt: true})
+	case errors.As(err, &perm):
+		d.o.Log.Error("notification refused by the channel; kept as failed", "id", m.ID, "key", m.Key, "err", err)
+		if d.o.Health != nil {
+			d.o.Health.Add(d.o.HealthName, "notifications_failed", 1)
+		}
+		return d.update(ctx, m.ID, store.NotificationUpdate{State: store.NotificationFailed, Error: err.Error(), CountAttempt: true})
+	case errors.As(err, &ra):
+		d.degrade(err)
+		d.update(ctx, m.ID, store.NotificationUpdate{State: store.NotificationQueued, NotBefore: now.Add(ra.After), Error: err.Error(), CountAttempt: true})
+		return err
+	default:
+		if ctx.Err() == nil {
+			d.degrade(err)
+			d.update(ctx, m.ID, store.NotificationUpdate{State: store.NotificationQueued, Error: err.Error(), CountAttempt: true})
+		}
+		return fmt.Errorf("notify: deliver %d: %w", m.ID, err)
+	}
+}
+
+func (d *Dispatcher) update(ctx context.Context, id int64, u store.NotificationUpdate) error {
+	if err := d.o.Store.UpdateNotification(ctx, id, u); err != nil {
+		return fmt.Errorf("notify: %w", err)
+	}
+	return nil
+}
+
+func (d *Dispatcher) degrade(err error) {
+	d.o.Log.Warn("notifications wait: the channel is unreachable", "err", err)
+	if d.o.Health != nil {
+		d.o.Health.Degrade(d.o.HealthName, err)
+	}
+}

@@ -1,0 +1,131 @@
+package notify
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/omnibrain/omnibrain/store"
+)
+
+// Queue is the durable notification queue: Notify stores a message (once
+// per Key) and wakes the dispatcher that delivers it. It is safe for
+// concurrent use.
+type Queue struct {
+	st   *store.Store
+	log  *slog.Logger
+	wake chan struct{}
+}
+
+// NewQueue returns the queue kept in st.
+func NewQueue(st *store.Store, log *slog.Logger) *Queue {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Queue{st: st, log: log, wake: make(chan struct{}, 1)}
+}
+
+// ValidLevel reports whether l is one of the four levels.
+func ValidLevel(l Level) bool {
+	switch l {
+	case Silent, FYI, Important, Critical:
+		return true
+	}
+	return false
+}
+
+// Notify queues m for the owner. A message whose Key was queued before is
+// dropped (and that is not an error): the owner hears a thing once.
+func (q *Queue) Notify(ctx context.Context, m Message) error {
+	if !ValidLevel(m.Level) {
+		return fmt.Errorf("notify: level %q: want silent, fyi, important or critical", m.Level)
+	}
+	if strings.TrimSpace(m.Text) == "" && m.ProposalID == "" {
+		return errors.New("notify: a message needs text or a proposal")
+	}
+	n := &store.Notification{Key: m.Key, Level: string(m.Level), Text: m.Text, ProposalID: m.ProposalID, ItemID: m.ItemID}
+	added, err := q.st.EnqueueNotification(ctx, n)
+	if err != nil {
+		return fmt.Errorf("notify: %w", err)
+	}
+	if !added {
+		q.log.Debug("notification already queued once; dropped", "key", m.Key)
+		return nil
+	}
+	q.Wake()
+	return nil
+}
+
+// Wake tells the dispatcher to look at the queue now.
+func (q *Queue) Wake() {
+	select {
+	case q.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Queued is a notification waiting for delivery.
+type Queued struct {
+	ID int64
+	Message
+	Created  time.Time
+	Attempts int
+}
+
+func fromRow(n *store.Notification) Queued {
+	return Queued{ID: n.ID, Message: Message{Level: Level(n.Level), Key: n.Key, Text: n.Text, ProposalID: n.ProposalID, ItemID: n.ItemID},
+		Created: n.Created, Attempts: n.Attempts}
+}
+
+// Held returns messages recorded but not pushed (silent ones, and those a
+// policy kept for a briefing), newest first.
+func (q *Queue) Held(ctx context.Context, limit int) ([]Queued, error) {
+	rows, err := q.st.Notifications(ctx, store.NotificationHeld, limit)
+	if err != nil {
+		return nil, fmt.Errorf("notify: %w", err)
+	}
+	out := make([]Queued, 0, len(rows))
+	for _, r := range rows {
+		out = append(out, fromRow(r))
+	}
+	return out, nil
+}
+
+// Counts returns how many notifications are in each state (queued,
+// delivered, held, failed).
+func (q *Queue) Counts(ctx context.Context) (map[string]int64, error) {
+	return q.st.CountNotifications(ctx)
+}
+
+const metaQuietUntil = "notify.quiet_until"
+
+// SetQuiet holds every non-critical push until until (zero: quiet off).
+// The owner sets it with /quiet.
+func (q *Queue) SetQuiet(ctx context.Context, until time.Time) error {
+	v := ""
+	if !until.IsZero() {
+		v = until.UTC().Format(time.RFC3339)
+	}
+	err := q.st.Tx(ctx, func(tx *store.Tx) error { return tx.SetMeta(metaQuietUntil, v) })
+	if err != nil {
+		return fmt.Errorf("notify: set quiet: %w", err)
+	}
+	q.Wake()
+	return nil
+}
+
+// QuietUntil returns the end of the owner's quiet time (zero if none).
+func (q *Queue) QuietUntil(ctx context.Context) (time.Time, error) {
+	v, err := q.st.Meta(ctx, metaQuietUntil)
+	if err != nil || v == "" {
+		return time.Time{}, err
+	}
+	t, err := time.Parse(time.RFC3339, v)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("notify: quiet until %q: %w", v, err)
+	}
+	return t, nil
+}

@@ -1,0 +1,251 @@
+package notify_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/omnibrain/omnibrain/health"
+	"github.com/omnibrain/omnibrain/notify"
+	"github.com/omnibrain/omnibrain/store"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *clock) Add(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+func open(t testing.TB, c *clock) *store.Store {
+	t.Helper()
+	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "omnibrain.db"), store.Options{Now: c.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
+}
+
+// sender records deliveries; err, if set, answers every Send.
+type sender struct {
+	mu   sync.Mutex
+	got  []notify.Queued
+	err  error
+	sent chan struct{}
+}
+
+func (s *sender) Send(_ context.Context, m notify.Queued) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.err != nil {
+		return s.err
+	}
+	s.got = append(s.got, m)
+	if s.sent != nil {
+		s.sent <- struct{}{}
+	}
+	return nil
+}
+
+func (s *sender) texts() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []string
+	for _, m := range s.got {
+		out = append(out, m.Text)
+	}
+	return out
+}
+
+func TestNotifyValidatesAndDeduplicates(t *testing.T) {
+	c := &clock{t: time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)}
+	st := open(t, c)
+	q := notify.NewQueue(st, nil)
+	ctx := context.Background()
+	if err := q.Notify(ctx, notify.Message{Level: "loud", Text: "x"}); err == nil {
+		t.Error("unknown level accepted")
+	}
+	if err := q.Notify(ctx, notify.Message{Level: notify.FYI}); err == nil {
+		t.Error("empty message accepted")
+	}
+	for i := 0; i < 3; i++ {
+		if err := q.Notify(ctx, notify.Message{Level: notify.Important, Key: "mail:1:urgent", Text: fmt.Sprint("urgent ", i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	q.Notify(ctx, notify.Message{Level: notify.FYI, Text: "no key 1"})
+	q.Notify(ctx, notify.Message{Level: notify.FYI, Text: "no key 2"})
+	counts, _ := q.Counts(ctx)
+	if counts["queued"] != 3 {
+		t.Errorf("queued %d, want 3 (one per key, every keyless one)", counts["queued"])
+	}
+	n, _ := st.NotificationByKey(ctx, "mail:1:urgent")
+	if n.Text != "urgent 0" {
+		t.Errorf("kept %q, want the first", n.Text)
+	}
+}
+
+func TestDispatcherDeliversInOrderOnceAndHoldsSilent(t *testing.T) {
+	c := &clock{t: time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)}
+	st := open(t, c)
+	q := notify.NewQueue(st, nil)
+	ctx := context.Background()
+	for i, l := range []notify.Level{notify.FYI, notify.Silent, notify.Important, notify.Critical} {
+		q.Notify(ctx, notify.Message{Level: l, Text: fmt.Sprint(i, l)})
+	}
+	s := &sender{}
+	reg := health.NewRegistry(c.Now)
+	d, _ := notify.NewDispatcher(notify.DispatcherOptions{Queue: q, Store: st, Sender: s, Now: c.Now, Health: reg, HealthName: "telegram"})
+	for i := 0; i < 2; i++ {
+		if _, err := d.Pass(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := fmt.Sprint(s.texts()); got != "[0fyi 2important 3critical]" {
+		t.Errorf("delivered %s", got)
+	}
+	held, _ := q.Held(ctx, 10)
+	if len(held) != 1 || held[0].Level != notify.Silent {
+		t.Errorf("held %+v", held)
+	}
+	if comp, _ := reg.Get("telegram"); comp.State != health.OK || comp.Counters["notifications_delivered"] != 3 {
+		t.Errorf("health %+v", comp)
+	}
+}
+
+func TestDispatcherKeepsEverythingWhileUnreachable(t *testing.T) {
+	c := &clock{t: time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)}
+	st := open(t, c)
+	q := notify.NewQueue(st, nil)
+	ctx := context.Background()
+	for i := 0; i < 5; i++ {
+		q.Notify(ctx, notify.Message{Level: notify.Important, Text: fmt.Sprint(i)})
+	}
+	s := &sender{err: errors.New("dial tcp: connection refused")}
+	reg := health.NewRegistry(c.Now)
+	d, _ := notify.NewDispatcher(notify.DispatcherOptions{Queue: q, Store: st, Sender: s, Now: c.Now, Health: reg, HealthName: "telegram"})
+	for i := 0; i < 3; i++ {
+		if _, err := d.Pass(ctx); err == nil {
+			t.Fatal("pass succeeded while the channel is down")
+		}
+	}
+	if comp, _ := reg.Get("telegram"); comp.State != health.Degraded {
+		t.Errorf("health while down: %+v", comp)
+	}
+	counts, _ := q.Counts(ctx)
+	if counts["queued"] != 5 {
+		t.Fatalf("counts while down %v", counts)
+	}
+	s.mu.Lock()
+	s.err = nil
+	s.mu.Unlock()
+	if _, err := d.Pass(ctx); err != nil {
+		t.Fatal(err)
+	}
+	d.Pass(ctx)
+	if got := fmt.Sprint(s.texts()); got != "[0 1 2 3 4]" {
+		t.Errorf("delivered %s", got)
+	}
+}
+
+func TestDispatcherRateLimitAndPermanentErrors(t *testing.T) {
+	c := &clock{t: time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)}
+	st := open(t, c)
+	q := notify.NewQueue(st, nil)
+	ctx := context.Background()
+	q.Notify(ctx, notify.Message{Level: notify.Important, Key: "a", Text: "a"})
+	s := &sender{err: &notify.RetryAfterError{After: 30 * time.Second, Err: errors.New("429")}}
+	d, _ := notify.NewDispatcher(notify.DispatcherOptions{Queue: q, Store: st, Sender: s, Now: c.Now})
+	var ra *notify.RetryAfterError
+	if _, err := d.Pass(ctx); !errors.As(err, &ra) {
+		t.Fatalf("pass: %v", err)
+	}
+	s.err = nil
+	d.Pass(ctx)
+	if len(s.texts()) != 0 {
+		t.Fatal("sent before retry_after passed")
+	}
+	c.Add(31 * time.Second)
+	d.Pass(ctx)
+	if len(s.texts()) != 1 {
+		t.Fatal("not sent after retry_after")
+	}
+
+	q.Notify(ctx, notify.Message{Level: notify.Important, Key: "b", Text: "b"})
+	s.err = &notify.PermanentError{Err: errors.New("Bad Request: can't parse entities")}
+	if _, err := d.Pass(ctx); err != nil {
+		t.Fatalf("a permanent failure stopped the queue: %v", err)
+	}
+	n, _ := st.NotificationByKey(ctx, "b")
+	if n.State != "failed" || n.LastError == "" {
+		t.Errorf("refused notification %+v", n)
+	}
+}
+
+func TestQuietDefersAllButCritical(t *testing.T) {
+	c := &clock{t: time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)}
+	st := open(t, c)
+	q := notify.NewQueue(st, nil)
+	ctx := context.Background()
+	q.SetQuiet(ctx, c.Now().Add(time.Hour))
+	q.Notify(ctx, notify.Message{Level: notify.Important, Text: "later"})
+	q.Notify(ctx, notify.Message{Level: notify.Critical, Text: "now"})
+	s := &sender{}
+	d, _ := notify.NewDispatcher(notify.DispatcherOptions{Queue: q, Store: st, Sender: s, Now: c.Now})
+	wait, _ := d.Pass(ctx)
+	if got := fmt.Sprint(s.texts()); got != "[now]" {
+		t.Errorf("during quiet: %s", got)
+	}
+	if wait <= 0 || wait > time.Hour {
+		t.Errorf("wait %v", wait)
+	}
+	c.Add(time.Hour)
+	d.Pass(ctx)
+	if got := fmt.Sprint(s.texts()); got != "[now later]" {
+		t.Errorf("after quiet: %s", got)
+	}
+}
+
+// policy defers everything once by an hour.
+type policy struct{ until time.Time }
+
+func (p policy) Decide(_ context.Context, m notify.Queued, now time.Time) notify.Decision {
+	if now.Before(p.until) {
+		return notify.Decision{Action: notify.Defer, Until: p.until}
+	}
+	return notify.Decision{Action: notify.Deliver}
+}
+
+func TestRunWakesOnNotify(t *testing.T) {
+	c := &clock{t: time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)}
+	st := open(t, c)
+	q := notify.NewQueue(st, nil)
+	s := &sender{sent: make(chan struct{}, 4)}
+	d, _ := notify.NewDispatcher(notify.DispatcherOptions{Queue: q, Store: st, Sender: s, Now: c.Now, Policy: policy{}})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- d.Run(ctx) }()
+	q.Notify(ctx, notify.Message{Level: notify.FYI, Text: "hello"})
+	select {
+	case <-s.sent:
+	case <-time.After(5 * time.Second):
+		t.Fatal("not delivered")
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}

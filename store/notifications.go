@@ -1,0 +1,173 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Notification states.
+const (
+	NotificationQueued    = "queued"    // waiting to be delivered (maybe not before NotBefore)
+	NotificationDelivered = "delivered" // reached the owner
+	NotificationHeld      = "held"      // recorded, not pushed (silent, or kept for a briefing)
+	NotificationFailed    = "failed"    // the channel refused it for good; LastError says why
+)
+
+// Notification is one row of the durable notification queue.
+type Notification struct {
+	ID         int64     `json:"id"`
+	Key        string    `json:"key,omitempty"`
+	Level      string    `json:"level"`
+	Text       string    `json:"text"`
+	ProposalID string    `json:"proposal_id,omitempty"`
+	ItemID     int64     `json:"item_id,omitempty"`
+	State      string    `json:"state"`
+	NotBefore  time.Time `json:"not_before,omitzero"`
+	Attempts   int       `json:"attempts,omitempty"`
+	LastError  string    `json:"last_error,omitempty"`
+	Created    time.Time `json:"created"`
+	Delivered  time.Time `json:"delivered,omitzero"`
+}
+
+const notificationColumns = `id, COALESCE(key, ''), level, text, proposal_id, item_id, state, not_before, attempts, last_error, created, delivered`
+
+func scanNotification(row scanner) (*Notification, error) {
+	var n Notification
+	var notBefore, created, delivered int64
+	if err := row.Scan(&n.ID, &n.Key, &n.Level, &n.Text, &n.ProposalID, &n.ItemID, &n.State, &notBefore, &n.Attempts, &n.LastError, &created, &delivered); err != nil {
+		return nil, err
+	}
+	n.NotBefore, n.Created, n.Delivered = fromMS(notBefore), fromMS(created), fromMS(delivered)
+	return &n, nil
+}
+
+// EnqueueNotification adds n (state queued) unless a notification with
+// the same non-empty key exists; it reports whether n was added and sets
+// n.ID when it was.
+func (s *Store) EnqueueNotification(ctx context.Context, n *Notification) (bool, error) {
+	var key any
+	if n.Key != "" {
+		key = n.Key
+	}
+	now := s.now()
+	res, err := s.db.ExecContext(ctx, `INSERT INTO notifications (key, level, text, proposal_id, item_id, state, not_before, created)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (key) DO NOTHING`,
+		key, n.Level, n.Text, n.ProposalID, n.ItemID, NotificationQueued, ms(n.NotBefore), ms(now))
+	if err != nil {
+		return false, fmt.Errorf("enqueue notification: %w", err)
+	}
+	added, err := res.RowsAffected()
+	if err != nil || added == 0 {
+		return false, err
+	}
+	if n.ID, err = res.LastInsertId(); err != nil {
+		return false, err
+	}
+	n.State, n.Created = NotificationQueued, now.UTC()
+	return true, nil
+}
+
+// DueNotifications returns up to limit queued notifications whose time has
+// come, oldest first.
+func (s *Store) DueNotifications(ctx context.Context, now time.Time, limit int) ([]*Notification, error) {
+	return s.queryNotifications(ctx, `SELECT `+notificationColumns+` FROM notifications
+		WHERE state = ? AND not_before <= ? ORDER BY id LIMIT ?`, NotificationQueued, ms(now), limit)
+}
+
+// Notifications lists notifications in a state (any state if empty), newest first.
+func (s *Store) Notifications(ctx context.Context, state string, limit int) ([]*Notification, error) {
+	if state == "" {
+		return s.queryNotifications(ctx, `SELECT `+notificationColumns+` FROM notifications ORDER BY id DESC LIMIT ?`, limit)
+	}
+	return s.queryNotifications(ctx, `SELECT `+notificationColumns+` FROM notifications WHERE state = ? ORDER BY id DESC LIMIT ?`, state, limit)
+}
+
+func (s *Store) queryNotifications(ctx context.Context, q string, args ...any) ([]*Notification, error) {
+	rows, err := s.db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("read notifications: %w", err)
+	}
+	defer rows.Close()
+	var out []*Notification
+	for rows.Next() {
+		n, err := scanNotification(rows)
+		if err != nil {
+			return nil, fmt.Errorf("read notifications: %w", err)
+		}
+		out = append(out, n)
+	}
+	return out, rows.Err()
+}
+
+// NextNotificationTime is the earliest not_before of a queued notification
+// that is not due yet at now; zero if there is none.
+func (s *Store) NextNotificationTime(ctx context.Context, now time.Time) (time.Time, error) {
+	var v sql.NullInt64
+	err := s.db.QueryRowContext(ctx, `SELECT MIN(not_before) FROM notifications WHERE state = ? AND not_before > ?`, NotificationQueued, ms(now)).Scan(&v)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("next notification time: %w", err)
+	}
+	return nullMS(v), nil
+}
+
+// NotificationUpdate is what delivery learned about a notification.
+type NotificationUpdate struct {
+	State        string
+	NotBefore    time.Time // for queued: retry or defer until then
+	Error        string
+	CountAttempt bool
+}
+
+// UpdateNotification records a delivery outcome. Only queued notifications
+// change, so a notification delivered once is never put back.
+func (s *Store) UpdateNotification(ctx context.Context, id int64, u NotificationUpdate) error {
+	now := s.now()
+	var delivered int64
+	if u.State == NotificationDelivered {
+		delivered = ms(now)
+	}
+	attempts := 0
+	if u.CountAttempt {
+		attempts = 1
+	}
+	res, err := s.db.ExecContext(ctx, `UPDATE notifications SET state = ?, not_before = ?, last_error = ?, attempts = attempts + ?, delivered = ?
+		WHERE id = ? AND state = ?`, u.State, ms(u.NotBefore), u.Error, attempts, delivered, id, NotificationQueued)
+	if err != nil {
+		return fmt.Errorf("update notification %d: %w", id, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return fmt.Errorf("update notification %d: not queued: %w", id, ErrNotFound)
+	}
+	return nil
+}
+
+// CountNotifications returns the number of notifications in each state.
+func (s *Store) CountNotifications(ctx context.Context) (map[string]int64, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT state, COUNT(*) FROM notifications GROUP BY state`)
+	if err != nil {
+		return nil, fmt.Errorf("count notifications: %w", err)
+	}
+	defer rows.Close()
+	out := map[string]int64{}
+	for rows.Next() {
+		var st string
+		var n int64
+		if err := rows.Scan(&st, &n); err != nil {
+			return nil, err
+		}
+		out[st] = n
+	}
+	return out, rows.Err()
+}
+
+// NotificationByKey returns the notification with key.
+func (s *Store) NotificationByKey(ctx context.Context, key string) (*Notification, error) {
+	n, err := scanNotification(s.db.QueryRowContext(ctx, `SELECT `+notificationColumns+` FROM notifications WHERE key = ?`, key))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("notification %q: %w", key, ErrNotFound)
+	}
+	return n, err
+}
