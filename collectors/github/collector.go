@@ -1,0 +1,552 @@
+package github
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	gh "github.com/google/go-github/v62/github"
+
+	"github.com/omnibrain/omnibrain/health"
+	"github.com/omnibrain/omnibrain/store"
+)
+
+// Source is the items' source; Name the collector's and its cursor's name.
+const (
+	Source = "github"
+	Name   = "github"
+)
+
+// Reporter is where the collector says that it is waiting for a rate-limit
+// reset; health.Registry implements it.
+type Reporter interface {
+	Set(name string, s health.State, detail string)
+}
+
+// Options configure a Collector.
+type Options struct {
+	Client *gh.Client // from NewClient
+	Store  *store.Store
+	Log    *slog.Logger
+	Health Reporter // optional
+	Now    func() time.Time
+	// Sleep waits d or until ctx is done (default: a timer). Tests inject
+	// one that records the waits.
+	Sleep func(ctx context.Context, d time.Duration) error
+	// MaxPages bounds the pages read per list (default 10).
+	MaxPages int
+	// Attempts per request on 5xx, 429 and network errors (default 4).
+	Attempts int
+}
+
+// Result is what one pass did.
+type Result struct {
+	Seen    int // items received and mapped
+	Stored  int // new or changed items stored
+	Skipped int // malformed items, logged and skipped
+	// NextNotifications is the earliest time X-Poll-Interval allows the
+	// next notifications request.
+	NextNotifications time.Time
+}
+
+// Collector polls GitHub. Collect may be called from several goroutines;
+// passes run one at a time.
+type Collector struct {
+	gh       *gh.Client
+	store    *store.Store
+	log      *slog.Logger
+	health   Reporter
+	now      func() time.Time
+	sleep    func(context.Context, time.Duration) error
+	maxPages int
+	retry    retryPolicy
+
+	mu    sync.Mutex
+	login string
+	// nextNotes is when X-Poll-Interval next allows /notifications.
+	nextNotes time.Time
+	// cache holds the last answer of each conditional GET by URL, so a 304
+	// reuses it; only the URLs of the last pass are kept.
+	cache map[string]cacheEntry
+	// issuesStored says the issue set derived from cache is in the store,
+	// so a pass where every answer was 304 writes nothing.
+	issuesStored bool
+}
+
+type cacheEntry struct {
+	etag string
+	val  any
+}
+
+// New returns a collector.
+func New(opts Options) (*Collector, error) {
+	if opts.Client == nil || opts.Store == nil {
+		return nil, errors.New("github collector: client and store are required")
+	}
+	if opts.Log == nil {
+		opts.Log = slog.New(slog.DiscardHandler)
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Sleep == nil {
+		opts.Sleep = sleepCtx
+	}
+	if opts.MaxPages <= 0 {
+		opts.MaxPages = 10
+	}
+	if opts.Attempts <= 0 {
+		opts.Attempts = 4
+	}
+	return &Collector{
+		gh:       opts.Client,
+		store:    opts.Store,
+		log:      opts.Log.With("component", "collector.github"),
+		health:   opts.Health,
+		now:      opts.Now,
+		sleep:    opts.Sleep,
+		maxPages: opts.MaxPages,
+		retry:    retryPolicy{attempts: opts.Attempts, base: time.Second, maxWait: 2 * time.Minute},
+		cache:    map[string]cacheEntry{},
+	}, nil
+}
+
+// Name is the collector's name in the registry and in health.
+func (c *Collector) Name() string { return Name }
+
+// Collect runs one pass: notifications (when X-Poll-Interval allows), then
+// the searches and the owner's pull requests. What each part fetched is
+// stored, with its cursor, before the next part starts.
+func (c *Collector) Collect(ctx context.Context) (Result, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var res Result
+	if c.login == "" {
+		var u gh.User
+		if _, _, err := c.get(ctx, "user", nil, &u); err != nil {
+			return res, fmt.Errorf("github: get authenticated user: %w", err)
+		}
+		if u.GetLogin() == "" {
+			return res, errors.New("github: GET /user returned no login")
+		}
+		c.login = u.GetLogin()
+	}
+	used := map[string]bool{}
+	err := c.collectNotifications(ctx, &res)
+	if err == nil {
+		err = c.collectIssues(ctx, used, &res)
+	}
+	res.NextNotifications = c.nextNotes
+	if err == nil {
+		// Forget answers for URLs this pass no longer asked for (closed PRs,
+		// old head commits).
+		for k := range c.cache {
+			if !used[k] {
+				delete(c.cache, k)
+			}
+		}
+	}
+	return res, err
+}
+
+// notesCursor is the notifications sync position saved with the items.
+type notesCursor struct {
+	LastModified string `json:"last_modified,omitempty"`
+}
+
+const notesCursorName = Name + ".notifications"
+
+func (c *Collector) collectNotifications(ctx context.Context, res *Result) error {
+	now := c.now()
+	if now.Before(c.nextNotes) {
+		return nil // X-Poll-Interval: GitHub asks us not to poll sooner
+	}
+	raw, err := c.store.Cursor(ctx, notesCursorName)
+	if err != nil {
+		return err
+	}
+	var cur notesCursor
+	if raw != "" {
+		if err := json.Unmarshal([]byte(raw), &cur); err != nil {
+			c.log.Warn("unreadable notifications cursor; starting over", "err", err)
+			cur = notesCursor{}
+		}
+	}
+	hdr := http.Header{}
+	if cur.LastModified != "" {
+		hdr.Set("If-Modified-Since", cur.LastModified)
+	}
+	var items []*store.Item
+	first, notModified, err := c.pages(ctx, "notifications?per_page=50", hdr, func(body []byte) error {
+		var list []json.RawMessage
+		if err := json.Unmarshal(body, &list); err != nil {
+			return fmt.Errorf("github: notifications: %w", err)
+		}
+		for _, rawItem := range list {
+			var n gh.Notification
+			it, err := func() (*store.Item, error) {
+				if err := json.Unmarshal(rawItem, &n); err != nil {
+					return nil, err
+				}
+				return notificationItem(&n)
+			}()
+			if err != nil {
+				res.Skipped++
+				c.log.Warn("skipping malformed notification", "err", err, "item", truncate(rawItem, 200))
+				continue
+			}
+			items = append(items, it)
+		}
+		return nil
+	})
+	if first != nil {
+		if secs, err := strconv.Atoi(first.Header.Get("X-Poll-Interval")); err == nil && secs > 0 {
+			c.nextNotes = now.Add(time.Duration(secs) * time.Second)
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("github: list notifications: %w", err)
+	}
+	if notModified {
+		return nil
+	}
+	res.Seen += len(items)
+	next := notesCursor{LastModified: first.Header.Get("Last-Modified")}
+	cursor, _ := json.Marshal(next)
+	return c.store.Tx(ctx, func(tx *store.Tx) error {
+		for _, it := range items {
+			r, err := tx.UpsertItem(it, store.UpsertOptions{Event: true})
+			if err != nil {
+				return err
+			}
+			if r.Created || r.Changed {
+				res.Stored++
+			}
+		}
+		if next.LastModified == "" {
+			return nil
+		}
+		return tx.SetCursor(notesCursorName, string(cursor))
+	})
+}
+
+// query is one issue search and the reason it gives its results.
+type query struct {
+	reason string
+	q      string
+}
+
+func (c *Collector) queries() []query {
+	return []query{
+		{"review_requested", "is:open is:pr archived:false review-requested:" + c.login},
+		{"assign", "is:open archived:false assignee:" + c.login},
+		{"mention", "is:open archived:false mentions:" + c.login},
+		{"author", "is:open is:pr archived:false author:" + c.login},
+	}
+}
+
+// found is an issue or pull request with every reason it was found for.
+type found struct {
+	issue   *gh.Issue
+	reasons []string
+	checks  string
+}
+
+func (c *Collector) collectIssues(ctx context.Context, used map[string]bool, res *Result) error {
+	byKey := map[string]*found{}
+	var order []string
+	var own []*found
+	for _, q := range c.queries() {
+		issues, fresh, err := c.search(ctx, q.q, used, res)
+		if err != nil {
+			return fmt.Errorf("github: search %s: %w", q.reason, err)
+		}
+		if fresh {
+			c.issuesStored = false // even if this pass fails later
+		}
+		for _, is := range issues {
+			key := issueKey(is)
+			f, ok := byKey[key]
+			if !ok {
+				f = &found{issue: is}
+				byKey[key] = f
+				order = append(order, key)
+			}
+			f.reasons = append(f.reasons, q.reason)
+			if q.reason == "author" && is.IsPullRequest() {
+				own = append(own, f)
+			}
+		}
+	}
+	for _, f := range own {
+		checks, fresh, err := c.checks(ctx, f.issue, used)
+		if err != nil {
+			return fmt.Errorf("github: checks of %s: %w", issueKey(f.issue), err)
+		}
+		if fresh {
+			c.issuesStored = false
+		}
+		f.checks = checks
+	}
+	if c.issuesStored {
+		return nil // every answer was 304: nothing new to store
+	}
+	items := make([]*store.Item, 0, len(order))
+	for _, key := range order {
+		it, err := issueItem(byKey[key])
+		if err != nil {
+			// Cached answers were already skipped when they arrived; count once.
+			c.log.Warn("skipping malformed issue", "err", err, "key", key)
+			res.Skipped++
+			continue
+		}
+		items = append(items, it)
+	}
+	res.Seen += len(items)
+	err := c.store.Tx(ctx, func(tx *store.Tx) error {
+		for _, it := range items {
+			r, err := tx.UpsertItem(it, store.UpsertOptions{Event: true})
+			if err != nil {
+				return err
+			}
+			if r.Created || r.Changed {
+				res.Stored++
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	c.issuesStored = true
+	return nil
+}
+
+// search runs one issue search, every page, reusing the last answer on 304.
+// fresh reports that the answer is new.
+func (c *Collector) search(ctx context.Context, q string, used map[string]bool, res *Result) ([]*gh.Issue, bool, error) {
+	v := url.Values{"q": {q}, "sort": {"updated"}, "order": {"desc"}, "per_page": {"100"}}
+	u := "search/issues?" + v.Encode()
+	used[u] = true
+	hdr := http.Header{}
+	prev, cached := c.cache[u]
+	if cached {
+		hdr.Set("If-None-Match", prev.etag)
+	}
+	var issues []*gh.Issue
+	first, notModified, err := c.pages(ctx, u, hdr, func(body []byte) error {
+		var page struct {
+			Items []json.RawMessage `json:"items"`
+		}
+		if err := json.Unmarshal(body, &page); err != nil {
+			return err
+		}
+		for _, raw := range page.Items {
+			var is gh.Issue
+			if err := json.Unmarshal(raw, &is); err != nil {
+				res.Skipped++
+				c.log.Warn("skipping malformed search result", "err", err, "item", truncate(raw, 200))
+				continue
+			}
+			issues = append(issues, &is)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, false, err
+	}
+	if notModified && cached {
+		return prev.val.([]*gh.Issue), false, nil
+	}
+	c.cache[u] = cacheEntry{etag: first.Header.Get("ETag"), val: issues}
+	return issues, true, nil
+}
+
+// checks returns the combined check state of a pull request's head commit:
+// its commit statuses and its check runs.
+func (c *Collector) checks(ctx context.Context, is *gh.Issue, used map[string]bool) (string, bool, error) {
+	repo, err := repoOf(is)
+	if err != nil {
+		return "", false, err
+	}
+	var pr gh.PullRequest
+	fresh, err := c.getCached(ctx, fmt.Sprintf("repos/%s/pulls/%d", repo, is.GetNumber()), used, &pr)
+	if err != nil {
+		return "", false, err
+	}
+	sha := pr.GetHead().GetSHA()
+	if sha == "" {
+		return "", fresh, nil
+	}
+	var status gh.CombinedStatus
+	f, err := c.getCached(ctx, fmt.Sprintf("repos/%s/commits/%s/status?per_page=100", repo, sha), used, &status)
+	if err != nil {
+		return "", false, err
+	}
+	fresh = fresh || f
+	var runs []*gh.CheckRun
+	u := fmt.Sprintf("repos/%s/commits/%s/check-runs?per_page=100", repo, sha)
+	used[u] = true
+	hdr := http.Header{}
+	prev, cached := c.cache[u]
+	if cached {
+		hdr.Set("If-None-Match", prev.etag)
+	}
+	first, notModified, err := c.pages(ctx, u, hdr, func(body []byte) error {
+		var page gh.ListCheckRunsResults
+		if err := json.Unmarshal(body, &page); err != nil {
+			return err
+		}
+		runs = append(runs, page.CheckRuns...)
+		return nil
+	})
+	if err != nil {
+		return "", false, err
+	}
+	if notModified && cached {
+		runs = prev.val.([]*gh.CheckRun)
+	} else {
+		c.cache[u] = cacheEntry{etag: first.Header.Get("ETag"), val: runs}
+		fresh = true
+	}
+	return checkState(&status, runs), fresh, nil
+}
+
+// getCached GETs one JSON object conditionally into v; on 304 it copies
+// the cached answer. fresh reports a new answer.
+func (c *Collector) getCached(ctx context.Context, u string, used map[string]bool, v any) (bool, error) {
+	used[u] = true
+	hdr := http.Header{}
+	prev, cached := c.cache[u]
+	if cached {
+		hdr.Set("If-None-Match", prev.etag)
+	}
+	var buf bytes.Buffer
+	resp, notModified, err := c.get(ctx, u, hdr, &buf)
+	if err != nil {
+		return false, err
+	}
+	body := buf.Bytes()
+	fresh := true
+	if notModified && cached {
+		body, fresh = prev.val.([]byte), false
+	} else {
+		c.cache[u] = cacheEntry{etag: resp.Header.Get("ETag"), val: slices.Clone(body)}
+	}
+	if err := json.Unmarshal(body, v); err != nil {
+		return false, fmt.Errorf("decode %s: %w", u, err)
+	}
+	return fresh, nil
+}
+
+// pages GETs u and its following pages (Link rel="next"), handing each
+// body to each. hdr goes with the first request only (conditional
+// headers); a 304 there returns notModified and reads nothing more.
+func (c *Collector) pages(ctx context.Context, u string, hdr http.Header, each func([]byte) error) (*gh.Response, bool, error) {
+	var first *gh.Response
+	for page := 1; page <= c.maxPages; page++ {
+		pu := u
+		if page > 1 {
+			pu = withPage(u, page)
+			hdr = nil
+		}
+		var buf bytes.Buffer
+		resp, notModified, err := c.get(ctx, pu, hdr, &buf)
+		if page == 1 {
+			first = resp
+		}
+		if err != nil {
+			return first, false, err
+		}
+		if notModified {
+			return first, true, nil
+		}
+		if err := each(buf.Bytes()); err != nil {
+			return first, false, fmt.Errorf("decode %s: %w", pu, err)
+		}
+		if resp.NextPage == 0 {
+			return first, false, nil
+		}
+	}
+	c.log.Warn("stopped paginating at the page limit", "url", u, "pages", c.maxPages)
+	return first, false, nil
+}
+
+func withPage(u string, page int) string {
+	parsed, err := url.Parse(u)
+	if err != nil {
+		return u
+	}
+	q := parsed.Query()
+	q.Set("page", strconv.Itoa(page))
+	parsed.RawQuery = q.Encode()
+	return parsed.String()
+}
+
+// get sends one GET with retries: it waits for the rate-limit reset when
+// the primary limit is spent, and backs off on 429, secondary limits, 5xx
+// and network errors as Retry-After says. A 304 is not an error.
+func (c *Collector) get(ctx context.Context, u string, hdr http.Header, v any) (*gh.Response, bool, error) {
+	rateWaits := 0
+	for attempt := 0; ; attempt++ {
+		req, err := c.gh.NewRequest(http.MethodGet, u, nil)
+		if err != nil {
+			return nil, false, err
+		}
+		for k, vals := range hdr {
+			req.Header[k] = vals
+		}
+		if buf, ok := v.(*bytes.Buffer); ok {
+			buf.Reset()
+		}
+		resp, err := c.gh.Do(ctx, req, v)
+		if err == nil {
+			return resp, false, nil
+		}
+		if resp != nil && resp.Response != nil && resp.StatusCode == http.StatusNotModified {
+			return resp, true, nil
+		}
+		if ctx.Err() != nil {
+			return resp, false, ctx.Err()
+		}
+		wait, kind, retry := classify(resp, err, c.now(), attempt, c.retry)
+		switch {
+		case !retry:
+			return resp, false, err
+		case kind == waitRateLimit:
+			// Not an attempt: the limit resets, then the request is sent.
+			attempt--
+			if rateWaits++; rateWaits > 3 {
+				return resp, false, err
+			}
+			until := c.now().Add(wait)
+			c.log.Warn("rate limit exhausted; waiting for the reset", "until", until.Format(time.RFC3339))
+			if c.health != nil {
+				c.health.Set(Name, health.Degraded, "rate limit exhausted; waiting until "+until.Format(time.RFC3339))
+			}
+		case attempt+1 >= c.retry.attempts:
+			return resp, false, err
+		default:
+			c.log.Warn("request failed; retrying", "url", req.URL.Path, "err", err, "wait", wait, "attempt", attempt+1)
+		}
+		if err := c.sleep(ctx, wait); err != nil {
+			return resp, false, err
+		}
+	}
+}
+
+func truncate(b []byte, n int) string {
+	if len(b) <= n {
+		return string(b)
+	}
+	return string(b[:n]) + "…"
+}
