@@ -1,0 +1,53 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// Item queries the agent's tools need (a thread, a calendar range). They
+// read the items table only.
+
+// ThreadOf returns the items of one thread of a source, oldest first.
+func (s *Store) ThreadOf(ctx context.Context, source, thread string, limit int) ([]*Item, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT `+itemColumns+` FROM items WHERE source = ? AND thread = ? ORDER BY time, id LIMIT ?`, source, thread, limit)
+	if err != nil {
+		return nil, fmt.Errorf("store: thread %s/%s: %w", source, thread, err)
+	}
+	return collectItems(rows)
+}
+
+// ItemsBetween returns items of the given kinds with from <= time < to,
+// in time order.
+func (s *Store) ItemsBetween(ctx context.Context, kinds []string, from, to time.Time, limit int) ([]*Item, error) {
+	args := []any{ms(from), ms(to)}
+	for _, k := range kinds {
+		args = append(args, k)
+	}
+	args = append(args, limit)
+	rows, err := s.db.QueryContext(ctx, `SELECT `+itemColumns+` FROM items WHERE time >= ? AND time < ? AND kind IN (`+placeholders(len(kinds))+`)
+		ORDER BY time, id LIMIT ?`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("store: items between: %w", err)
+	}
+	return collectItems(rows)
+}
+
+func collectItems(rows interface {
+	Next() bool
+	Scan(...any) error
+	Err() error
+	Close() error
+}) ([]*Item, error) {
+	defer rows.Close()
+	var out []*Item
+	for rows.Next() {
+		it, err := scanItem(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, it)
+	}
+	return out, rows.Err()
+}
