@@ -80,6 +80,10 @@ type Google struct {
 	CalendarFutureDays int `yaml:"calendar_future_days"`
 }
 
+// GitHubTokenFile is where `omnibrain auth github` stores the token, in the
+// home directory; it is read when no token or token_file is configured.
+const GitHubTokenFile = "github-token"
+
 // GitHub configures the GitHub collector and executor.
 type GitHub struct {
 	Token     Secret `yaml:"token"`
@@ -368,6 +372,11 @@ func (c *Config) resolveSecrets() error {
 	}
 	if err := read(c.Telegram.TokenFile, &c.Telegram.Token, "telegram.token_file"); err != nil {
 		return err
+	}
+	if c.GitHub.TokenFile == "" && !c.GitHub.Token.IsSet() {
+		if _, err := os.Stat(c.Path(GitHubTokenFile)); err == nil {
+			c.GitHub.TokenFile = GitHubTokenFile
+		}
 	}
 	if err := read(c.GitHub.TokenFile, &c.GitHub.Token, "github.token_file"); err != nil {
 		return err
