@@ -137,6 +137,7 @@ type Request struct {
 	Query  string
 	Route  string // the matched route, "" when none matched
 	Header http.Header
+	Status int // the answer's status code
 }
 
 // Fault makes matching requests fail or slow down.
@@ -176,6 +177,7 @@ type Server struct {
 	issues        []*Issue
 	statuses      map[string][]Status   // by commit sha
 	checks        map[string][]CheckRun // by commit sha
+	setAt         map[string]time.Time  // when a sha's statuses or checks last changed
 	comments      []*Comment
 	created       []Comment
 	requests      []Request
@@ -210,6 +212,7 @@ func New(opts Options) *Server {
 		now:      opts.Now,
 		statuses: map[string][]Status{},
 		checks:   map[string][]CheckRun{},
+		setAt:    map[string]time.Time{},
 		nextID:   100,
 	}
 	s.notesChanged = s.now()
@@ -233,7 +236,7 @@ func New(opts Options) *Server {
 		mux.Handle(method+" "+opts.Prefix+path, s.wrap(route, handlers[route]))
 	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		s.record(r, "")
+		s.setStatus(s.record(r, ""), http.StatusNotFound)
 		writeJSON(w, http.StatusNotFound, nil, wireError{Message: "Not Found", DocumentationURL: "https://docs.github.com/rest"})
 	})
 	s.srv = httptest.NewServer(mux)
@@ -355,6 +358,7 @@ func (s *Server) SetStatuses(sha string, st ...Status) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.statuses[sha] = st
+	s.setAt[sha] = s.now()
 }
 
 // SetCheckRuns replaces the check runs of sha.
@@ -362,6 +366,7 @@ func (s *Server) SetCheckRuns(sha string, runs ...CheckRun) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.checks[sha] = runs
+	s.setAt[sha] = s.now()
 }
 
 // AddComment adds a comment as if someone had written it.
@@ -459,7 +464,18 @@ type reply struct {
 
 type handler func(r *http.Request) reply
 
-func (s *Server) record(r *http.Request, route string) {
+// statusWriter remembers the status written, for the request log.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	w.status = code
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (s *Server) record(r *http.Request, route string) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.requests = append(s.requests, Request{
@@ -469,6 +485,15 @@ func (s *Server) record(r *http.Request, route string) {
 		Route:  route,
 		Header: r.Header.Clone(),
 	})
+	return len(s.requests) - 1
+}
+
+func (s *Server) setStatus(i, status int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if i < len(s.requests) {
+		s.requests[i].Status = status
+	}
 }
 
 // wrap does what every GitHub endpoint does around its own work:
@@ -483,8 +508,10 @@ func (s *Server) wrap(route string, h handler) http.Handler {
 	if strings.HasPrefix(route, "GET /search/") {
 		resource = "search"
 	}
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		s.record(r, route)
+	return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		w := &statusWriter{ResponseWriter: rw}
+		i := s.record(r, route)
+		defer func() { s.setStatus(i, w.status) }()
 		if !s.authorized(r) {
 			writeJSON(w, http.StatusUnauthorized, nil, wireError{Message: "Bad credentials", DocumentationURL: "https://docs.github.com/rest", Status: "401"})
 			return

@@ -355,7 +355,7 @@ func (s *Server) combinedStatus(r *http.Request) reply {
 			ID: int64(i + 1), NodeID: fmt.Sprintf("SC_%d", i+1),
 			URL:   s.apiBase() + "repos/" + repo + "/statuses/" + sha,
 			State: st.State, Description: st.Description, Context: st.Context,
-			CreatedAt: ts(s.now()), UpdatedAt: ts(s.now()),
+			CreatedAt: ts(s.setAt[sha]), UpdatedAt: ts(s.setAt[sha]),
 		}
 	}
 	hdr := http.Header{}
@@ -389,14 +389,14 @@ func (s *Server) listCheckRuns(r *http.Request) reply {
 		var concl, completed *string
 		if c.Status == "completed" {
 			cc := c.Conclusion
-			concl, completed = &cc, tsPtr(s.now())
+			concl, completed = &cc, tsPtr(s.setAt[sha])
 		}
 		id := int64(i+1) + userID(sha)
 		sel = append(sel, wireCheckRun{
 			ID: id, NodeID: fmt.Sprintf("CR_%d", id), HeadSHA: sha,
 			URL:     fmt.Sprintf("%srepos/%s/check-runs/%d", s.apiBase(), repo, id),
 			HTMLURL: fmt.Sprintf("%s%s/runs/%d", s.webBase(), repo, id),
-			Status:  c.Status, Conclusion: concl, StartedAt: ts(s.now()), CompletedAt: completed,
+			Status:  c.Status, Conclusion: concl, StartedAt: ts(s.setAt[sha]), CompletedAt: completed,
 			Name: c.Name, App: wireApp{ID: 15368, Slug: "github-actions", Name: "GitHub Actions"},
 		})
 	}
