@@ -88,7 +88,7 @@ type harness struct {
 	col   *Collector
 }
 
-func newHarness(t *testing.T, fo fake.Options) *harness {
+func newHarness(t testing.TB, fo fake.Options) *harness {
 	t.Helper()
 	clk := newClock()
 	fo.Now = clk.Now
@@ -114,7 +114,7 @@ func newHarness(t *testing.T, fo fake.Options) *harness {
 }
 
 // newCollector builds a collector over the same store, as after a restart.
-func (h *harness) newCollector(t *testing.T, apiURL string) *Collector {
+func (h *harness) newCollector(t testing.TB, apiURL string) *Collector {
 	t.Helper()
 	client, err := NewClient(apiURL, "ghp_test", h.fake.Client())
 	if err != nil {
@@ -127,7 +127,7 @@ func (h *harness) newCollector(t *testing.T, apiURL string) *Collector {
 	return c
 }
 
-func (h *harness) collect(t *testing.T) Result {
+func (h *harness) collect(t testing.TB) Result {
 	t.Helper()
 	res, err := h.col.Collect(context.Background())
 	if err != nil {
@@ -506,6 +506,7 @@ func TestSecondPassAddsNothing(t *testing.T) {
 	h.fake.AddIssue(fake.Issue{Repo: "acme/api", PR: true, Title: "Review me", Author: "alice", Reviewers: []string{"owner"}})
 	h.fake.AddIssue(fake.Issue{Repo: "owner/tool", PR: true, Title: "Mine", Author: "owner", HeadSHA: "abc"})
 	h.fake.SetCheckRuns("abc", fake.CheckRun{Name: "build", Status: "completed", Conclusion: "success"})
+	h.fake.SetStatuses("abc", fake.Status{Context: "ci/lint", State: "success"})
 	h.collect(t)
 	events := h.events(t)
 	if events != 3 {
@@ -523,6 +524,9 @@ func TestSecondPassAddsNothing(t *testing.T) {
 		}
 		if r.Header.Get("If-None-Match") == "" && r.Header.Get("If-Modified-Since") == "" {
 			t.Errorf("second pass sent an unconditional %s %s", r.Method, r.Path)
+		}
+		if r.Status != http.StatusNotModified {
+			t.Errorf("second pass: %s %s answered %d, want 304", r.Method, r.Path, r.Status)
 		}
 	}
 	// After a restart nothing is cached: full answers, still nothing new.
