@@ -103,9 +103,9 @@ func TestGitHubCommentRejectsBadInput(t *testing.T) {
 		p   *approval.Proposal
 		key string
 	}{
-		"wrong kind":    {&approval.Proposal{Kind: approval.KindEmail, Payload: good.Payload}, "k"},
-		"unknown field": {&approval.Proposal{Kind: approval.KindGitHubComment, Payload: json.RawMessage(`{"owner":"a","repo":"b","number":1,"body":"x","cc":"y"}`)}, "k"},
-		"no number":     {&approval.Proposal{Kind: approval.KindGitHubComment, Payload: json.RawMessage(`{"owner":"a","repo":"b","body":"x"}`)}, "k"},
+		"wrong kind":                   {&approval.Proposal{Kind: approval.KindEmail, Payload: good.Payload}, "k"},
+		"unknown field":                {&approval.Proposal{Kind: approval.KindGitHubComment, Payload: json.RawMessage(`{"owner":"a","repo":"b","number":1,"body":"x","cc":"y"}`)}, "k"},
+		"no number":                    {&approval.Proposal{Kind: approval.KindGitHubComment, Payload: json.RawMessage(`{"owner":"a","repo":"b","body":"x"}`)}, "k"},
 		"key breaks out of the marker": {good, "k --><script>"},
 		"empty key":                    {good, ""},
 	}
