@@ -1,0 +1,79 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/omnibrain/omnibrain/graph"
+	"github.com/omnibrain/omnibrain/store"
+)
+
+// Checkpoints persists runs; *store.Store provides it.
+type Checkpoints interface {
+	SaveAgentRun(ctx context.Context, r *store.AgentRun) error
+	AgentRun(ctx context.Context, id string) (*store.AgentRun, error)
+}
+
+// Run statuses in the store.
+const (
+	runRunning = "running"
+	runDone    = "done"
+)
+
+func (a *Agent) save(ctx context.Context, st *runState, ans *Answer) {
+	if err := a.saveRun(ctx, st, ans); err != nil {
+		a.log.Error("checkpoint failed", "run", st.ID, "err", err)
+	}
+}
+
+func (a *Agent) saveRun(ctx context.Context, st *runState, ans *Answer) error {
+	state, err := json.Marshal(st)
+	if err != nil {
+		return fmt.Errorf("agent: checkpoint: %w", err)
+	}
+	r := &store.AgentRun{
+		ID: st.ID, Session: st.Task.Session, Route: string(st.Task.Route), Objective: st.Task.Objective,
+		Status: runRunning, Iteration: st.Iteration, State: state, Interactive: st.Task.Interactive,
+	}
+	if ans != nil {
+		r.Status = runDone
+		if r.Answer, err = json.Marshal(ans); err != nil {
+			return fmt.Errorf("agent: checkpoint: %w", err)
+		}
+	}
+	return a.opts.Checkpoints.SaveAgentRun(ctx, r)
+}
+
+// Resume continues a checkpointed run that did not finish (the daemon
+// stopped mid-run), from its last checkpoint. A finished run returns its
+// saved answer.
+func (a *Agent) Resume(ctx context.Context, runID string, onEvent func(Event)) (*Answer, error) {
+	if a.opts.Checkpoints == nil {
+		return nil, errors.New("agent: resume: no checkpoint store")
+	}
+	r, err := a.opts.Checkpoints.AgentRun(ctx, runID)
+	if err != nil {
+		return nil, fmt.Errorf("agent: resume %s: %w", runID, err)
+	}
+	if len(r.Answer) > 0 {
+		var ans Answer
+		if err := json.Unmarshal(r.Answer, &ans); err != nil {
+			return nil, fmt.Errorf("agent: resume %s: answer: %w", runID, err)
+		}
+		return &ans, nil
+	}
+	var st runState
+	if err := json.Unmarshal(r.State, &st); err != nil {
+		return nil, fmt.Errorf("agent: resume %s: state: %w", runID, err)
+	}
+	if st.Calls == nil {
+		st.Calls = map[string]int{}
+	}
+	if st.Graph == nil {
+		st.Graph = &graph.Graph{}
+	}
+	a.log.Info("resuming run", "run", runID, "iteration", st.Iteration)
+	return a.loop(ctx, &st, a.emitter(&st, onEvent))
+}
