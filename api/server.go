@@ -33,6 +33,7 @@ type Backends struct {
 	Status   func(ctx context.Context) (*Status, error)
 	Search   Searcher
 	Importer Importer
+	Collect  Collectors
 	Chat     Chatter
 }
 
@@ -51,6 +52,7 @@ func NewServer(log *slog.Logger, token string, b Backends) *Server {
 	s.mux.HandleFunc("GET /api/v1/status", s.handleStatus)
 	s.mux.HandleFunc("GET /api/v1/search", s.handleSearch)
 	s.mux.HandleFunc("POST /api/v1/import", s.handleImport)
+	s.mux.HandleFunc("POST /api/v1/collect", s.handleCollect)
 	s.mux.HandleFunc("POST /api/v1/chat", s.handleChat)
 	s.mux.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "not_found", fmt.Sprintf("no route %s %s", r.Method, r.URL.Path))
