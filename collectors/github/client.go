@@ -122,6 +122,19 @@ func retryAfter(v string, now time.Time) (time.Duration, bool) {
 	return 0, false
 }
 
+// RetryLaterError is a request that kept failing with 429, a secondary
+// rate limit, 5xx or a network error through every attempt. After is the
+// wait the server asked for (Retry-After) or the next backoff, for the
+// scheduler's next try.
+type RetryLaterError struct {
+	Err   error
+	After time.Duration
+}
+
+func (e *RetryLaterError) Error() string             { return e.Err.Error() }
+func (e *RetryLaterError) Unwrap() error             { return e.Err }
+func (e *RetryLaterError) RetryAfter() time.Duration { return e.After }
+
 // sleepCtx waits d or until ctx is done.
 func sleepCtx(ctx context.Context, d time.Duration) error {
 	t := time.NewTimer(d)

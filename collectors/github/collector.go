@@ -534,7 +534,7 @@ func (c *Collector) get(ctx context.Context, u string, hdr http.Header, v any) (
 				c.health.Set(Name, health.Degraded, "rate limit exhausted; waiting until "+until.Format(time.RFC3339))
 			}
 		case attempt+1 >= c.retry.attempts:
-			return resp, false, err
+			return resp, false, &RetryLaterError{Err: err, After: wait}
 		default:
 			c.log.Warn("request failed; retrying", "url", req.URL.Path, "err", err, "wait", wait, "attempt", attempt+1)
 		}

@@ -384,6 +384,10 @@ func TestBackoffGivesUp(t *testing.T) {
 	if n := len(h.requests("GET", "/user")); n != 4 {
 		t.Errorf("attempts = %d, want 4", n)
 	}
+	var rl *RetryLaterError
+	if !errors.As(err, &rl) || rl.RetryAfter() != 8*time.Second {
+		t.Errorf("error %v does not tell the scheduler to retry after the next backoff (8s)", err)
+	}
 }
 
 func TestSecondaryRateLimitHonoursRetryAfter(t *testing.T) {
