@@ -110,8 +110,11 @@ type LLM struct {
 	// Prices per model in USD per million tokens.
 	Prices map[string]Price `yaml:"prices"`
 	// DailyBudgetUSD pauses background model work once spent; 0 means no limit.
-	DailyBudgetUSD float64       `yaml:"daily_budget_usd"`
-	Timeout        time.Duration `yaml:"timeout"`
+	DailyBudgetUSD float64 `yaml:"daily_budget_usd"`
+	// HardLimitUSD stops interactive calls (chat) too once the day's spend
+	// reaches it; 0 means chat is never stopped by spend.
+	HardLimitUSD float64       `yaml:"hard_limit_usd"`
+	Timeout      time.Duration `yaml:"timeout"`
 }
 
 // Provider is one configured model endpoint.
@@ -473,6 +476,12 @@ func (c *Config) Validate() error {
 	}
 	if c.LLM.DailyBudgetUSD < 0 {
 		bad("llm.daily_budget_usd must not be negative")
+	}
+	if c.LLM.HardLimitUSD < 0 {
+		bad("llm.hard_limit_usd must not be negative")
+	}
+	if c.LLM.Timeout <= 0 {
+		bad("llm.timeout must be positive")
 	}
 	switch c.Embedder.Provider {
 	case "builtin", "openai", "ollama":

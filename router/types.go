@@ -3,7 +3,10 @@
 // cost accounting, and the daily budget.
 package router
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"errors"
+)
 
 // Task names a kind of model work; routes are configured per task.
 type Task string
@@ -36,14 +39,35 @@ type Message struct {
 	ToolCalls  []ToolCall `json:"tool_calls,omitempty"`
 	ToolCallID string     `json:"tool_call_id,omitempty"`
 	Name       string     `json:"name,omitempty"` // the tool's name, on tool messages
+	// IsError marks a tool message that reports a failure (Anthropic's
+	// tool_result is_error; OpenAI-compatible APIs see only the text).
+	IsError bool `json:"is_error,omitempty"`
 }
 
 // ToolCall is a model's request to run a tool. Arguments is the raw JSON
 // the model produced; it may be malformed and must be validated.
+//
+// The router passes malformed arguments on unchanged rather than failing
+// or retrying the call: CheckArguments reports them as an *ArgumentsError
+// (errors.Is ErrMalformedArguments), and the agent answers the tool call
+// with that text so the model corrects itself. Such a RawMessage does not
+// survive json.Marshal: check before persisting.
 type ToolCall struct {
 	ID        string          `json:"id"`
 	Name      string          `json:"name"`
 	Arguments json.RawMessage `json:"arguments"`
+}
+
+// CheckArguments reports whether Arguments is a JSON object.
+func (c ToolCall) CheckArguments() error {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(c.Arguments, &m); err != nil {
+		return &ArgumentsError{Tool: c.Name, Err: err}
+	}
+	if m == nil {
+		return &ArgumentsError{Tool: c.Name, Err: errors.New("null is not an object")}
+	}
+	return nil
 }
 
 // ToolSpec describes a tool to the model.
@@ -84,6 +108,14 @@ type Response struct {
 }
 
 // Delta is one streamed piece of a response.
+//
+// Deltas are passed through live. When an attempt fails after some deltas
+// were delivered and the router retries (the same provider or the next),
+// it first sends a Delta with Reset set: the consumer must discard all text
+// received so far for this call, because the new attempt starts over. If
+// no attempt succeeds the error follows the Reset. So text is never
+// duplicated, and the final Response holds only the answer that completed.
 type Delta struct {
-	Text string
+	Text  string
+	Reset bool
 }
