@@ -164,10 +164,12 @@ func TestApproveIsCompareAndSet(t *testing.T) {
 	}
 	// A second decision, of any kind, changes nothing and is told the state.
 	for name, decide := range map[string]func() (*approval.Proposal, error){
-		"approve": func() (*approval.Proposal, error) { return e.gate.Approve(ctx, p.ID, p.PayloadHash, approval.APIOwner()) },
-		"reject":  func() (*approval.Proposal, error) { return e.gate.Reject(ctx, p.ID, owner) },
-		"snooze":  func() (*approval.Proposal, error) { return e.gate.Snooze(ctx, p.ID, owner) },
-		"edit":    func() (*approval.Proposal, error) { return e.gate.EditBody(ctx, p.ID, "other", owner) },
+		"approve": func() (*approval.Proposal, error) {
+			return e.gate.Approve(ctx, p.ID, p.PayloadHash, approval.APIOwner())
+		},
+		"reject": func() (*approval.Proposal, error) { return e.gate.Reject(ctx, p.ID, owner) },
+		"snooze": func() (*approval.Proposal, error) { return e.gate.Snooze(ctx, p.ID, owner) },
+		"edit":   func() (*approval.Proposal, error) { return e.gate.EditBody(ctx, p.ID, "other", owner) },
 	} {
 		_, err := decide()
 		var se *approval.StaleError

@@ -221,8 +221,8 @@ func (g *Gate) finish(ctx context.Context, p *Proposal, remoteID string, execErr
 	if execErr != nil {
 		g.log.Warn("proposal failed", "proposal", p.ID, "err", execErr)
 		if g.notifier != nil {
-			msg := notify.Message{Level: notify.Important, Key: "proposal-failed:" + p.ID, ProposalID: p.ID, ItemID: p.ItemID,
-				Text: fmt.Sprintf("Could not do “%s”: %s. It was not retried.", p.Title, execErr)}
+			msg := notify.Message{Level: notify.Important, Key: "proposal-failed:" + p.ID, ItemID: p.ItemID,
+				Text: fmt.Sprintf("Could not do “%s” (proposal %s): %s. It was not retried.", p.Title, p.ID, execErr)}
 			if err := g.notifier.Notify(ctx, msg); err != nil {
 				g.log.Error("could not tell the owner about a failed proposal", "proposal", p.ID, "err", err)
 			}

@@ -16,10 +16,14 @@ type Sender interface {
 	Send(ctx context.Context, m Queued) error
 }
 
-// RetryAfterError is a sender's "not now, try again after": a rate limit.
+// RetryAfterError is a sender's "not now, try again after". With
+// RateLimit (Telegram's 429 retry_after) nothing is sent before After has
+// passed; otherwise (no owner paired yet, the chat not opened) a wake-up
+// — a new message, a pairing — ends the wait early.
 type RetryAfterError struct {
-	After time.Duration
-	Err   error
+	After     time.Duration
+	Err       error
+	RateLimit bool
 }
 
 func (e *RetryAfterError) Error() string { return fmt.Sprintf("retry after %v: %v", e.After, e.Err) }
@@ -88,6 +92,9 @@ type DispatcherOptions struct {
 // while the channel is unreachable everything waits in the queue.
 type Dispatcher struct {
 	o DispatcherOptions
+	// pausedUntil honours a rate limit across passes; only the goroutine
+	// running the passes touches it.
+	pausedUntil time.Time
 }
 
 // NewDispatcher returns a dispatcher.
@@ -134,16 +141,23 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 		default:
 			backoff = 0
 		}
+		var ra *RetryAfterError
+		patient := err != nil && !(errors.As(err, &ra) && !ra.RateLimit)
 		timer := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
 			timer.Stop()
 			return nil
 		case <-d.o.Queue.wake:
-			if err != nil {
-				// An unreachable channel is not retried faster because more
-				// messages arrive; let the backoff run out.
-				<-timer.C
+			if patient {
+				// Neither an unreachable channel nor a rate limit is
+				// retried sooner because more messages arrive.
+				select {
+				case <-ctx.Done():
+					timer.Stop()
+					return nil
+				case <-timer.C:
+				}
 			}
 		case <-timer.C:
 		}
@@ -155,6 +169,9 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 // next pass, or the error that stopped it (the channel is unreachable or
 // rate-limited; the message stays queued).
 func (d *Dispatcher) Pass(ctx context.Context) (time.Duration, error) {
+	if wait := d.pausedUntil.Sub(d.o.Now()); wait > 0 {
+		return wait, nil
+	}
 	for {
 		now := d.o.Now()
 		due, err := d.o.Store.DueNotifications(ctx, now, 100)
@@ -216,7 +233,10 @@ func (d *Dispatcher) one(ctx context.Context, m Queued, now, quiet time.Time) er
 		return d.update(ctx, m.ID, store.NotificationUpdate{State: store.NotificationFailed, Error: err.Error(), CountAttempt: true})
 	case errors.As(err, &ra):
 		d.degrade(err)
-		d.update(ctx, m.ID, store.NotificationUpdate{State: store.NotificationQueued, NotBefore: now.Add(ra.After), Error: err.Error(), CountAttempt: true})
+		if ra.RateLimit {
+			d.pausedUntil = now.Add(ra.After)
+		}
+		d.update(ctx, m.ID, store.NotificationUpdate{State: store.NotificationQueued, Error: err.Error(), CountAttempt: true})
 		return err
 	default:
 		if ctx.Err() == nil {

@@ -167,7 +167,7 @@ func TestDispatcherRateLimitAndPermanentErrors(t *testing.T) {
 	q := notify.NewQueue(st, nil)
 	ctx := context.Background()
 	q.Notify(ctx, notify.Message{Level: notify.Important, Key: "a", Text: "a"})
-	s := &sender{err: &notify.RetryAfterError{After: 30 * time.Second, Err: errors.New("429")}}
+	s := &sender{err: &notify.RetryAfterError{After: 30 * time.Second, Err: errors.New("429"), RateLimit: true}}
 	d, _ := notify.NewDispatcher(notify.DispatcherOptions{Queue: q, Store: st, Sender: s, Now: c.Now})
 	var ra *notify.RetryAfterError
 	if _, err := d.Pass(ctx); !errors.As(err, &ra) {
