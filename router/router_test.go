@@ -238,7 +238,7 @@ func TestStreamCutMidwayResetsAndRetries(t *testing.T) {
 	const answer = "The budget review moved to Friday at ten."
 	for _, kind := range kinds {
 		for _, fault := range []llm.Turn{
-			{Text: answer, CutAfter: 6},                             // connection dropped
+			{Text: answer, CutAfter: 6},                              // connection dropped
 			{Text: answer, CutAfter: 6, StreamError: "server_error"}, // in-stream error event
 		} {
 			name := kind + "/dropped"

@@ -109,11 +109,11 @@ type Response struct {
 
 // Delta is one streamed piece of a response.
 //
-// Deltas are passed through live. When an attempt fails after some deltas
-// were delivered and the router retries (the same provider or the next),
-// it first sends a Delta with Reset set: the consumer must discard all text
-// received so far for this call, because the new attempt starts over. If
-// no attempt succeeds the error follows the Reset. So text is never
+// Deltas are passed through live. When an attempt fails after some of its
+// deltas were delivered, the router at once sends a Delta with Reset set:
+// the consumer must discard all text received so far for this call. A
+// retry (the same provider or the next) then streams its answer from the
+// start; if none succeeds, the call's error follows. So text is never
 // duplicated, and the final Response holds only the answer that completed.
 type Delta struct {
 	Text  string
