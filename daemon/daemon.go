@@ -42,6 +42,8 @@ type App struct {
 	// components are the long-lived loops Run supervises.
 	components []supervise.Component
 	closers    []func() error
+
+	collectorReg *collectorRegistry // see collectors(); daemon/collectors.go
 }
 
 // Options are what Open needs beyond the configuration.
@@ -75,7 +77,17 @@ func Open(ctx context.Context, cfg *config.Config, opts Options) (*App, error) {
 	a.closers = append(a.closers, st.Close)
 	a.health.Success("store")
 
+	if err := a.openGoogle(ctx); err != nil {
+		st.Close()
+		return nil, err
+	}
+	if err := a.openGitHub(ctx); err != nil {
+		st.Close()
+		return nil, err
+	}
+
 	backends := api.Backends{Status: a.status}
+	backends.Collect = a.collectors()
 	a.api = api.NewServer(opts.Log.With("component", "api"), "", backends)
 	return a, nil
 }

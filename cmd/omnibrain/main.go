@@ -55,6 +55,8 @@ func commands() []*command {
 		doctorCommand(),
 		serviceCommand(),
 		chatCommand(),
+		authCommand(),
+		collectCommand(),
 		versionCommand(),
 	}
 }

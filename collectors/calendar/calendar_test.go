@@ -16,7 +16,9 @@ import (
 	"github.com/omnibrain/omnibrain/store"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m, goleak.IgnoreTopFunction("internal/poll.runtime_pollWait")) }
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m, goleak.IgnoreTopFunction("internal/poll.runtime_pollWait"))
+}
 
 var berlin = mustZone("Europe/Berlin")
 
@@ -86,7 +88,9 @@ func (e *env) collector(t *testing.T) *Collector {
 	return c
 }
 
-func dt(s, tz string) *fakegoogle.EventDateTime { return &fakegoogle.EventDateTime{DateTime: s, TimeZone: tz} }
+func dt(s, tz string) *fakegoogle.EventDateTime {
+	return &fakegoogle.EventDateTime{DateTime: s, TimeZone: tz}
+}
 
 func (e *env) add(t *testing.T, ev fakegoogle.Event) fakegoogle.Event {
 	t.Helper()
@@ -128,7 +132,7 @@ func TestFullSyncThenIncremental(t *testing.T) {
 	ctx := context.Background()
 	weekly := e.add(t, fakegoogle.Event{Summary: "Weekly", Start: dt("2024-03-18T09:00:00+01:00", "Europe/Berlin"), End: dt("2024-03-18T10:00:00+01:00", "Europe/Berlin"),
 		Recurrence: []string{"RRULE:FREQ=WEEKLY;BYDAY=MO;COUNT=3"},
-		Attendees: []fakegoogle.Attendee{{Email: "owner@example.com", ResponseStatus: "accepted"}, {Email: "Alice@Example.org", DisplayName: "Alice", ResponseStatus: "declined"}}})
+		Attendees:  []fakegoogle.Attendee{{Email: "owner@example.com", ResponseStatus: "accepted"}, {Email: "Alice@Example.org", DisplayName: "Alice", ResponseStatus: "declined"}}})
 	holiday := e.add(t, fakegoogle.Event{Summary: "Holiday", Start: &fakegoogle.EventDateTime{Date: "2024-03-22"}, End: &fakegoogle.EventDateTime{Date: "2024-03-23"}})
 	// 03:30 in New York on 1 April is 09:30 in Berlin: it overlaps the
 	// Weekly instance of that day (09:00–10:00 Berlin).

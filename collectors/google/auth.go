@@ -76,14 +76,15 @@ func OAuthConfig(g config.Google) (*oauth2.Config, error) {
 	if id == "" {
 		return nil, ErrNoClient
 	}
-	return &oauth2.Config{
-		ClientID:     id,
-		ClientSecret: secret,
-		// Google takes the client in the form; auto-detection would send a
-		// failing refresh twice.
-		Endpoint: oauth2.Endpoint{AuthURL: g.AuthURL, TokenURL: g.TokenURL, AuthStyle: oauth2.AuthStyleInParams},
-		Scopes:   scopeURLs(),
-	}, nil
+	return &oauth2.Config{ClientID: id, ClientSecret: secret, Endpoint: Endpoint(g), Scopes: scopeURLs()}, nil
+}
+
+// Endpoint is the configured OAuth endpoint. Without a configured client
+// it still serves tokens that carry their own (imported google-auth files).
+func Endpoint(g config.Google) oauth2.Endpoint {
+	// Google takes the client in the form; auto-detection would send a
+	// failing refresh twice.
+	return oauth2.Endpoint{AuthURL: g.AuthURL, TokenURL: g.TokenURL, AuthStyle: oauth2.AuthStyleInParams}
 }
 
 // readClientSecretJSON reads the file Google Cloud Console downloads for
@@ -227,13 +228,20 @@ func (e *NotAuthorizedError) NotConfigured() string { return "run: " + FixComman
 
 // RevokedError means Google refused the token for good (invalid_grant:
 // revoked, expired, or a "testing" app's 7 days are over).
-type RevokedError struct{ Err error }
+type RevokedError struct {
+	Err error
+	Key string // identifies the refused token (not its value)
+}
 
 func (e *RevokedError) Error() string {
 	return fmt.Sprintf("google: access was revoked or has expired (%v); run: %s", e.Err, FixCommand)
 }
 
 func (e *RevokedError) Unwrap() error { return e.Err }
+
+// NotifyKey is the same for every collector using the refused token, so
+// the owner is told once per token, and again for a later one.
+func (e *RevokedError) NotifyKey() string { return "google-token:" + e.Key }
 
 // OwnerAction is the command only the owner can run to fix it.
 func (e *RevokedError) OwnerAction() string {
@@ -307,7 +315,7 @@ func (a *Auth) Token() (*oauth2.Token, error) {
 		return f.OAuth2Token(), nil
 	}
 	if f.RefreshToken == "" {
-		a.revoked = &RevokedError{Err: errors.New("the access token expired and there is no refresh token")}
+		a.revoked = &RevokedError{Err: errors.New("the access token expired and there is no refresh token"), Key: f.key()}
 		return nil, a.revoked
 	}
 	conf := a.conf
@@ -327,7 +335,7 @@ func (a *Auth) Token() (*oauth2.Token, error) {
 		var re *oauth2.RetrieveError
 		if errors.As(err, &re) && (re.ErrorCode == "invalid_grant" || re.ErrorCode == "unauthorized_client") {
 			a.log.Warn("google refused the refresh token", "error_code", re.ErrorCode)
-			a.revoked = &RevokedError{Err: fmt.Errorf("%s: %s", re.ErrorCode, re.ErrorDescription)}
+			a.revoked = &RevokedError{Err: fmt.Errorf("%s: %s", re.ErrorCode, re.ErrorDescription), Key: f.key()}
 			return nil, a.revoked
 		}
 		return nil, fmt.Errorf("google: refresh token: %w", err)
@@ -365,15 +373,9 @@ func (a *Auth) Invalidate() {
 	}
 }
 
-// RevocationKey identifies the refresh token in use, so the owner is told
-// once per token that stops working (and again if a new one does).
-func (a *Auth) RevocationKey() string {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.file == nil {
-		return "none"
-	}
-	return fmt.Sprintf("%x", fnv64(a.file.RefreshToken+"\x00"+a.file.AccessToken))
+// key is a short hash naming the token without revealing it.
+func (f *TokenFile) key() string {
+	return fmt.Sprintf("%016x", fnv64(f.RefreshToken+"\x00"+f.AccessToken))
 }
 
 func fnv64(s string) uint64 {

@@ -24,7 +24,9 @@ import (
 	fakegoogle "github.com/omnibrain/omnibrain/internal/fakes/google"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m, goleak.IgnoreTopFunction("internal/poll.runtime_pollWait")) }
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m, goleak.IgnoreTopFunction("internal/poll.runtime_pollWait"))
+}
 
 func googleConfig(fake *fakegoogle.Server) config.Google {
 	return config.Google{APIURL: fake.URL, TokenURL: fake.TokenURL(), AuthURL: fake.AuthURL(), ClientID: fake.ClientID(), ClientSecret: config.Secret(fake.ClientSecret())}
