@@ -35,6 +35,7 @@ type Backends struct {
 	Importer Importer
 	Collect  Collectors
 	Chat     Chatter
+	Usage    UsageReporter // api/usage.go
 }
 
 // Server routes and guards API requests.
@@ -54,6 +55,7 @@ func NewServer(log *slog.Logger, token string, b Backends) *Server {
 	s.mux.HandleFunc("POST /api/v1/import", s.handleImport)
 	s.mux.HandleFunc("POST /api/v1/collect", s.handleCollect)
 	s.mux.HandleFunc("POST /api/v1/chat", s.handleChat)
+	s.mux.HandleFunc("GET /api/v1/usage", s.handleUsage)
 	s.mux.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "not_found", fmt.Sprintf("no route %s %s", r.Method, r.URL.Path))
 	})
