@@ -46,10 +46,10 @@ func TestFindDeadline(t *testing.T) {
 		{"due to the weather", time.Time{}},
 		{"by 2 people", time.Time{}},
 		{"sent by John", time.Time{}},
-		{"by October 20", time.Time{}},    // in the past this year; next year is too far to matter? no: next year's
-		{"by 13/45", time.Time{}},         // not a date
-		{"by February 30", time.Time{}},   // not a date
-		{"before 25:00", time.Time{}},     // not a time
+		{"by October 20", time.Time{}},  // in the past this year; next year is too far to matter? no: next year's
+		{"by 13/45", time.Time{}},       // not a date
+		{"by February 30", time.Time{}}, // not a date
+		{"before 25:00", time.Time{}},   // not a time
 		{"until further notice", time.Time{}},
 	}
 	for _, tt := range tests {

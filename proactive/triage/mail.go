@@ -26,10 +26,10 @@ type Mail struct {
 	References []string
 
 	ListID, ListUnsubscribe, Precedence, AutoSubmitted string
-	HTML                                              bool
-	Attachments                                       int
-	Labels                                            []string
-	Outbound                                          bool
+	HTML                                               bool
+	Attachments                                        int
+	Labels                                             []string
+	Outbound                                           bool
 }
 
 // MailFromItem reads a mail item; it works on items as stored (meta lists

@@ -75,20 +75,20 @@ var requestPhrases = append(
 // are common in it but also in newsletters and discussion, so they count
 // little together.
 var spamStrong = phrases(12, "viagra", "casino", "mortgage rates", "lose weight", "weight loss", "work from home", "make money", "earn money", "extra income",
-		"free money", "get paid", "no credit check", "credit card offer", "100% free", "100% guaranteed", "risk free", "risk-free", "money back",
-		"act now", "order now", "order today", "call now", "click here", "click below", "limited time", "special promotion", "dear friend",
-		"this is not spam", "not spam", "remove yourself", "to be removed", "removal instructions", "opt-out", "opt out", "bulk email",
-		"email marketing", "mass email", "millions of email", "million email", "adult", "xxx", "porn", "sexy", "penis", "hgh", "cialis",
-		"pharmacy", "prescription", "lowest price", "lowest prices", "best price", "cheap", "satisfaction guaranteed", "no obligation",
-		"winner", "you have won", "you've won", "congratulations", "prize", "cash bonus", "double your", "financial freedom",
-		"be your own boss", "home based business", "multi-level", "mlm", "investment opportunity", "wire transfer", "bank account",
-		"next of kin", "beneficiary", "million dollars", "million usd", "business proposal", "strictly confidential", "nigeria",
-		"debt", "refinance", "insurance quote", "free quote", "free trial", "free gift", "gift card", "warez", "unsolicited", "stock pick",
-		"hot stock", "penny stock", "cable descrambler", "rolex", "replica", "diploma", "degree program", "meet singles", "dating")
+	"free money", "get paid", "no credit check", "credit card offer", "100% free", "100% guaranteed", "risk free", "risk-free", "money back",
+	"act now", "order now", "order today", "call now", "click here", "click below", "limited time", "special promotion", "dear friend",
+	"this is not spam", "not spam", "remove yourself", "to be removed", "removal instructions", "opt-out", "opt out", "bulk email",
+	"email marketing", "mass email", "millions of email", "million email", "adult", "xxx", "porn", "sexy", "penis", "hgh", "cialis",
+	"pharmacy", "prescription", "lowest price", "lowest prices", "best price", "cheap", "satisfaction guaranteed", "no obligation",
+	"winner", "you have won", "you've won", "congratulations", "prize", "cash bonus", "double your", "financial freedom",
+	"be your own boss", "home based business", "multi-level", "mlm", "investment opportunity", "wire transfer", "bank account",
+	"next of kin", "beneficiary", "million dollars", "million usd", "business proposal", "strictly confidential", "nigeria",
+	"debt", "refinance", "insurance quote", "free quote", "free trial", "free gift", "gift card", "warez", "unsolicited", "stock pick",
+	"hot stock", "penny stock", "cable descrambler", "rolex", "replica", "diploma", "degree program", "meet singles", "dating")
 
 var spamWeak = phrases(4, "free", "guaranteed", "guarantee", "offer", "save up to", "discount", "% off", "deal", "credit", "loan", "income",
-		"profit", "cash", "dollars", "investment", "opportunity", "unsubscribe", "subscribe", "promotion", "marketing", "sales", "bonus",
-		"amazing", "incredible", "miracle", "secret", "instant", "instantly", "online", "website", "web site", "visit", "buy", "order",
+	"profit", "cash", "dollars", "investment", "opportunity", "unsubscribe", "subscribe", "promotion", "marketing", "sales", "bonus",
+	"amazing", "incredible", "miracle", "secret", "instant", "instantly", "online", "website", "web site", "visit", "buy", "order",
 	"act", "now", "click", "money", "here")
 
 var bulkFooterPhrases = phrases(10, "unsubscribe", "to be removed", "you are receiving this", "you received this", "this email was sent to",
