@@ -22,6 +22,7 @@ import (
 	"github.com/omnibrain/omnibrain/config"
 	"github.com/omnibrain/omnibrain/health"
 	"github.com/omnibrain/omnibrain/internal/supervise"
+	"github.com/omnibrain/omnibrain/router"
 	"github.com/omnibrain/omnibrain/store"
 )
 
@@ -44,6 +45,8 @@ type App struct {
 	closers    []func() error
 
 	collectorReg *collectorRegistry // see collectors(); daemon/collectors.go
+	approval     approvalParts      // gate, notify queue, executors; daemon/approval.go
+	llm          *router.Router     // the model router; daemon/router.go
 }
 
 // Options are what Open needs beyond the configuration.
@@ -77,6 +80,10 @@ func Open(ctx context.Context, cfg *config.Config, opts Options) (*App, error) {
 	a.closers = append(a.closers, st.Close)
 	a.health.Success("store")
 
+	if err := a.openApproval(ctx); err != nil {
+		st.Close()
+		return nil, err
+	}
 	if err := a.openGoogle(ctx); err != nil {
 		st.Close()
 		return nil, err
@@ -85,9 +92,16 @@ func Open(ctx context.Context, cfg *config.Config, opts Options) (*App, error) {
 		st.Close()
 		return nil, err
 	}
+	a.openRouter(ctx, opts.Now)
 
 	backends := api.Backends{Status: a.status}
 	backends.Collect = a.collectors()
+	backends.Usage = usageReport{st: st, cfg: cfg, now: opts.Now}
+	backends.Proposals = a.proposals()
+	if err := a.openTelegram(ctx, &backends); err != nil {
+		st.Close()
+		return nil, err
+	}
 	a.api = api.NewServer(opts.Log.With("component", "api"), "", backends)
 	return a, nil
 }
@@ -174,7 +188,7 @@ func (a *App) status(ctx context.Context) (*api.Status, error) {
 			"telegram": a.cfg.Telegram.Token.IsSet(),
 			"google":   a.cfg.Google.ClientID != "" || a.cfg.Google.Credentials != "",
 			"github":   a.cfg.GitHub.Token.IsSet(),
-			"llm":      a.cfg.LLM.Provider != "" && a.cfg.LLM.Provider != "none",
+			"llm":      a.llm.Available(), // a local Ollama found at start counts
 		},
 	}
 	if a.daemon {
