@@ -45,7 +45,6 @@ type App struct {
 	closers    []func() error
 
 	collectorReg *collectorRegistry // see collectors(); daemon/collectors.go
-	approval     approvalParts      // gate, notify queue, executors; daemon/approval.go
 	llm          *router.Router     // the model router; daemon/router.go
 }
 
@@ -80,10 +79,6 @@ func Open(ctx context.Context, cfg *config.Config, opts Options) (*App, error) {
 	a.closers = append(a.closers, st.Close)
 	a.health.Success("store")
 
-	if err := a.openApproval(ctx); err != nil {
-		st.Close()
-		return nil, err
-	}
 	if err := a.openGoogle(ctx); err != nil {
 		st.Close()
 		return nil, err
@@ -97,11 +92,6 @@ func Open(ctx context.Context, cfg *config.Config, opts Options) (*App, error) {
 	backends := api.Backends{Status: a.status}
 	backends.Collect = a.collectors()
 	backends.Usage = usageReport{st: st, cfg: cfg, now: opts.Now}
-	backends.Proposals = a.proposals()
-	if err := a.openTelegram(ctx, &backends); err != nil {
-		st.Close()
-		return nil, err
-	}
 	a.api = api.NewServer(opts.Log.With("component", "api"), "", backends)
 	return a, nil
 }
