@@ -153,6 +153,7 @@ type runState struct {
 	Summary      summaryState     `json:"summary"`
 	Started      time.Time        `json:"started"`
 	LastText     string           `json:"last_text,omitempty"`
+	StopDetail   string           `json:"stop_detail,omitempty"` // the error behind an early stop
 
 	profile string // rendered once per process; not saved
 }
@@ -264,15 +265,14 @@ func (a *Agent) loop(parent context.Context, st *runState, emit func(Event)) (*A
 	if st.Task.Deadline > 0 {
 		deadline = st.Task.Deadline
 	}
-	ctx, cancel := context.WithDeadline(parent, st.Started.Add(deadline))
-	defer cancel()
-	if st.Started.Add(deadline).Before(a.opts.Now()) {
-		// a resumed run whose deadline passed while the daemon was down
-		// gets a fresh one rather than none
-		ctx2, cancel2 := context.WithTimeout(parent, deadline)
-		defer cancel2()
-		ctx = ctx2
+	// The deadline counts from the run's start; a run resumed after its
+	// deadline passed while the daemon was down gets a fresh one.
+	remaining := deadline - a.opts.Now().Sub(st.Started)
+	if remaining <= 0 {
+		remaining = deadline
 	}
+	ctx, cancel := context.WithTimeout(parent, remaining)
+	defer cancel()
 	st.profile = a.profile(ctx)
 	tools := a.runTools(st)
 	win := contextWindow{Budget: a.opts.ContextTokens, KeepRecent: 2}
@@ -292,7 +292,10 @@ func (a *Agent) loop(parent context.Context, st *runState, emit func(Event)) (*A
 		msgs = win.fit(msgs, st.Pinned+1, &st.Summary)
 		req := router.Request{Task: st.Task.Route, Messages: msgs, Tools: tools.Specs(), Interactive: st.Task.Interactive}
 		resp, err := a.opts.Model.Stream(ctx, req, func(d router.Delta) {
-			if d.Text != "" {
+			switch {
+			case d.Reset: // the router retries: what streamed so far is void
+				emit(Event{Type: EventText, Reset: true})
+			case d.Text != "":
 				emit(Event{Type: EventText, Text: d.Text})
 			}
 		})
@@ -301,10 +304,12 @@ func (a *Agent) loop(parent context.Context, st *runState, emit func(Event)) (*A
 				return a.finish(ctx, st, emit, stop)
 			}
 			if stop, ok := terminal(err); ok {
+				st.StopDetail = err.Error()
 				return a.finish(ctx, st, emit, stop)
 			}
 			emit(Event{Type: EventError, Text: "model: " + err.Error()})
 			if st.Breaker.record(err, lim.MaxSameErrors) {
+				st.StopDetail = err.Error()
 				a.log.Warn("circuit breaker tripped", "run", st.ID, "err", err)
 				return a.finish(ctx, st, emit, StopCircuitBreaker)
 			}
@@ -321,7 +326,7 @@ func (a *Agent) loop(parent context.Context, st *runState, emit func(Event)) (*A
 		u := resp.Usage
 		emit(Event{Type: EventUsage, Usage: &u})
 
-		st.Messages = append(st.Messages, router.Message{Role: router.RoleAssistant, Content: resp.Content, ToolCalls: resp.ToolCalls})
+		st.Messages = append(st.Messages, router.Message{Role: router.RoleAssistant, Content: resp.Content, ToolCalls: storableCalls(resp.ToolCalls)})
 		if strings.TrimSpace(resp.Content) != "" {
 			st.LastText = resp.Content
 		}
@@ -360,6 +365,9 @@ func (a *Agent) finish(ctx context.Context, st *runState, emit func(Event), stop
 		text = st.Messages[len(st.Messages)-1].Content
 	} else {
 		text = stopMessage(stop, st.Iteration)
+		if st.StopDetail != "" && stop != StopNoModel {
+			text += " (" + st.StopDetail + ")"
+		}
 		if st.LastText != "" {
 			text += "\n\n" + st.LastText
 		}
@@ -373,8 +381,13 @@ func (a *Agent) finish(ctx context.Context, st *runState, emit func(Event), stop
 		Retrieval: len(st.Cites) > 0,
 	}
 	if a.opts.Checkpoints != nil {
-		// a canceled caller must not prevent recording how the run ended
-		a.save(context.WithoutCancel(ctx), st, ans)
+		// A canceled run (the daemon stopping) stays resumable; any other
+		// end is final. A canceled context must not prevent the save.
+		final := ans
+		if stop == StopCanceled {
+			final = nil
+		}
+		a.save(context.WithoutCancel(ctx), st, final)
 	}
 	emit(Event{Type: EventDone, Answer: ans})
 	return ans, nil
@@ -424,6 +437,24 @@ func (a *Agent) summarizer(ctx context.Context, st *runState) Summarizer {
 		st.Usage.CostUSD += resp.Usage.CostUSD
 		return resp.Content, nil
 	}
+}
+
+// storableCalls is the assistant turn as kept in the conversation: a call
+// whose arguments are not a JSON object keeps "{}" there (its tool result
+// quotes what the model sent), so the history can be saved and sent back
+// to any provider.
+func storableCalls(calls []router.ToolCall) []router.ToolCall {
+	if len(calls) == 0 {
+		return nil
+	}
+	out := make([]router.ToolCall, len(calls))
+	for i, c := range calls {
+		out[i] = c
+		if c.CheckArguments() != nil {
+			out[i].Arguments = json.RawMessage("{}")
+		}
+	}
+	return out
 }
 
 // marshalArgs is for events: the model's arguments as a string, bounded.

@@ -68,7 +68,7 @@ func (a *Agent) runCalls(ctx context.Context, st *runState, tools *Registry, cal
 		}
 		st.Calls[key]++
 		if err != nil {
-			o.status, o.text = StatusInvalid, fmt.Sprintf("Error: %v. The arguments must match the tool's JSON schema: %s", err, t.schema)
+			o.status, o.text = StatusInvalid, fmt.Sprintf("Error: %v. You sent: %s\nThe arguments must be a JSON object matching this schema: %s", err, clipRunes(string(c.Arguments), 500), t.schema)
 			continue
 		}
 		o.call.Arguments = canon
@@ -93,7 +93,8 @@ func (a *Agent) runCalls(ctx context.Context, st *runState, tools *Registry, cal
 			proposed = true
 		}
 		emit(Event{Type: EventToolEnd, Tool: ev})
-		st.Messages = append(st.Messages, router.Message{Role: router.RoleTool, ToolCallID: o.call.ID, Name: o.call.Name, Content: content})
+		failed := o.status != StatusOK && o.status != StatusProposed
+		st.Messages = append(st.Messages, router.Message{Role: router.RoleTool, ToolCallID: o.call.ID, Name: o.call.Name, Content: content, IsError: failed})
 	}
 	if blocked == len(outs) {
 		st.BlockedTurns++

@@ -25,16 +25,19 @@ const (
 // Event is one thing that happened in a run. Exactly the field matching
 // Type is set (Text for text and error).
 type Event struct {
-	Type      EventType      `json:"type"`
-	RunID     string         `json:"run_id,omitempty"`
-	Iteration int            `json:"iteration,omitempty"`
-	Text      string         `json:"text,omitempty"`
-	Tool      *ToolEvent     `json:"tool,omitempty"`
-	Finding   *graph.Finding `json:"finding,omitempty"`
-	Plan      *planner.Plan  `json:"plan,omitempty"`
-	Phase     *planner.Phase `json:"phase,omitempty"`
-	Usage     *router.Usage  `json:"usage,omitempty"`
-	Answer    *Answer        `json:"answer,omitempty"`
+	Type      EventType `json:"type"`
+	RunID     string    `json:"run_id,omitempty"`
+	Iteration int       `json:"iteration,omitempty"`
+	Text      string    `json:"text,omitempty"`
+	// Reset, on a text event, says to discard the text streamed so far in
+	// this model call: the router retried it and starts over.
+	Reset   bool           `json:"reset,omitempty"`
+	Tool    *ToolEvent     `json:"tool,omitempty"`
+	Finding *graph.Finding `json:"finding,omitempty"`
+	Plan    *planner.Plan  `json:"plan,omitempty"`
+	Phase   *planner.Phase `json:"phase,omitempty"`
+	Usage   *router.Usage  `json:"usage,omitempty"`
+	Answer  *Answer        `json:"answer,omitempty"`
 }
 
 // ToolEvent describes a tool call.

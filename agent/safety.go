@@ -5,6 +5,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+
+	"github.com/omnibrain/omnibrain/router"
 )
 
 // Limits are the run's safety caps. Zero fields take the defaults.
@@ -64,15 +66,12 @@ func (b *breaker) record(err error, limit int) bool {
 
 func (b *breaker) reset() { b.Last, b.Count = "", 0 }
 
-// errorSignature groups errors that are "the same": the router's typed
-// error by provider, status and kind when it has one, else the message.
+// errorSignature groups errors that are "the same": by provider, status
+// and error type for the router's provider errors, else by message.
 func errorSignature(err error) string {
-	var pe interface {
-		error
-		Unwrap() error
-	}
+	var pe *router.ProviderError
 	if errors.As(err, &pe) {
-		return fmt.Sprintf("%T:%s", pe, pe.Error())
+		return fmt.Sprintf("%s:%d:%s:%t", pe.Provider, pe.Status, pe.Type, pe.Err != nil)
 	}
 	return err.Error()
 }
@@ -90,6 +89,7 @@ const (
 	StopCanceled       Stop = "canceled"        // the caller gave up
 	StopModelError     Stop = "model_error"     // a model error that retrying cannot fix
 	StopNoModel        Stop = "no_model"        // no model is configured or reachable
+	StopBudget         Stop = "budget"          // the day's model budget is spent
 )
 
 // stopMessage is what the owner is told when a run ends early.
@@ -111,20 +111,19 @@ func stopMessage(s Stop, iterations int) string {
 		return "I could not finish because the language model returned an error."
 	case StopNoModel:
 		return "No language model is configured, so I cannot reason about this."
+	case StopBudget:
+		return "I stopped because today's model budget is spent."
 	}
 	return ""
 }
 
 // terminal reports model errors that no retry in this run will fix.
 func terminal(err error) (Stop, bool) {
-	if isNoModel(err) {
+	switch {
+	case errors.Is(err, router.ErrNoModel):
 		return StopNoModel, true
+	case errors.Is(err, router.ErrBudgetExceeded):
+		return StopBudget, true
 	}
 	return "", false
 }
-
-// isNoModel reports the router's "no model configured" error.
-func isNoModel(err error) bool { return errors.Is(err, errNoModelPending) }
-
-// errNoModelPending stands in for router.ErrNoModel until the router lands.
-var errNoModelPending = errors.New("no model")
