@@ -1,0 +1,155 @@
+package proactive
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/omnibrain/omnibrain/config"
+	"github.com/omnibrain/omnibrain/notify"
+	"github.com/omnibrain/omnibrain/store"
+)
+
+// BriefingKeyPrefix starts the notification key of every briefing; the
+// owner asked for briefings, so they spend no budget and ignore quiet hours.
+const BriefingKeyPrefix = "briefing:"
+
+// Policy is the notification policy the dispatcher asks before every push:
+//
+//   - silent: recorded, never pushed;
+//   - fyi: held, and gathered into the next briefing;
+//   - important: pushed, except in quiet hours (deferred to their end) and
+//     once the day's pushes (critical ones included) reach the daily
+//     budget (then held for the next briefing);
+//   - critical: pushed at once, but only for the small set triage can
+//     explain — a personal mail it rated critical — or a system message
+//     with no item. A critical message about an item triage did not rate
+//     critical (spam and bulk never are) is treated as important.
+//
+// The same item is never pushed twice for the same reason: that is the
+// queue's stable key.
+type Policy struct {
+	st         *store.Store
+	loc        *time.Location
+	quietStart int // minutes after local midnight; -1: no quiet hours
+	quietEnd   int
+	budget     int
+	log        *slog.Logger
+}
+
+// NewPolicy builds the policy from the notification settings.
+func NewPolicy(st *store.Store, n config.Notifications, loc *time.Location, log *slog.Logger) (*Policy, error) {
+	if loc == nil {
+		loc = time.Local
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	p := &Policy{st: st, loc: loc, quietStart: -1, quietEnd: -1, budget: n.DailyBudget, log: log}
+	if n.QuietStart != "" && n.QuietEnd != "" {
+		var err error
+		if p.quietStart, err = minutesOf(n.QuietStart); err != nil {
+			return nil, fmt.Errorf("proactive: notifications.quiet_start: %w", err)
+		}
+		if p.quietEnd, err = minutesOf(n.QuietEnd); err != nil {
+			return nil, fmt.Errorf("proactive: notifications.quiet_end: %w", err)
+		}
+	}
+	return p, nil
+}
+
+func minutesOf(hhmm string) (int, error) {
+	t, err := time.Parse("15:04", hhmm)
+	if err != nil {
+		return 0, fmt.Errorf("%q: want HH:MM", hhmm)
+	}
+	return t.Hour()*60 + t.Minute(), nil
+}
+
+// Decide implements notify.Policy.
+func (p *Policy) Decide(ctx context.Context, m notify.Queued, now time.Time) notify.Decision {
+	level := m.Level
+	if level == notify.Critical {
+		if ok, why := p.criticalAllowed(ctx, m); !ok {
+			p.log.Info("critical notification treated as important", "key", m.Key, "why", why)
+			level = notify.Important
+		} else {
+			return notify.Decision{Action: notify.Deliver, Reason: "critical"}
+		}
+	}
+	switch level {
+	case notify.Silent:
+		return notify.Decision{Action: notify.Hold, Reason: "silent"}
+	case notify.FYI:
+		return notify.Decision{Action: notify.Hold, Reason: "fyi: batched into the next briefing"}
+	}
+	if strings.HasPrefix(m.Key, BriefingKeyPrefix) {
+		return notify.Decision{Action: notify.Deliver, Reason: "a briefing the owner scheduled"}
+	}
+	if end, quiet := p.quietUntil(now); quiet {
+		return notify.Decision{Action: notify.Defer, Until: end, Reason: "quiet hours"}
+	}
+	if p.budget > 0 {
+		// Every push interrupts, critical ones too: they count against the
+		// budget, though the budget never stops them.
+		pushed, err := p.st.PushedSince(ctx, localMidnight(now, p.loc), []string{string(notify.Important), string(notify.Critical)}, BriefingKeyPrefix)
+		switch {
+		case err != nil:
+			// Better one push too many than a lost one.
+			p.log.Warn("notification budget unknown; delivering", "err", err)
+		case pushed >= p.budget:
+			return notify.Decision{Action: notify.Hold, Reason: fmt.Sprintf("daily budget of %d pushes spent: batched into the next briefing", p.budget)}
+		}
+	}
+	return notify.Decision{Action: notify.Deliver}
+}
+
+// criticalAllowed reports whether a critical message may interrupt.
+func (p *Policy) criticalAllowed(ctx context.Context, m notify.Queued) (bool, string) {
+	if m.ItemID == 0 {
+		return true, "a system message"
+	}
+	tr, err := p.st.TriageOf(ctx, m.ItemID)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return false, "no triage decision rates this item critical"
+	case err != nil:
+		return false, err.Error()
+	case tr.Category == "spam" || tr.Category == "bulk":
+		return false, "spam and bulk mail are never critical"
+	case tr.Level != string(notify.Critical):
+		return false, "triage rated this item " + tr.Level
+	}
+	return true, "triage rated it critical"
+}
+
+// quietUntil reports whether now is in quiet hours and when they end.
+func (p *Policy) quietUntil(now time.Time) (time.Time, bool) {
+	if p.quietStart < 0 || p.quietStart == p.quietEnd {
+		return time.Time{}, false
+	}
+	l := now.In(p.loc)
+	mins := l.Hour()*60 + l.Minute()
+	in := false
+	if p.quietStart < p.quietEnd {
+		in = mins >= p.quietStart && mins < p.quietEnd
+	} else { // across midnight: 22:30–07:00
+		in = mins >= p.quietStart || mins < p.quietEnd
+	}
+	if !in {
+		return time.Time{}, false
+	}
+	end := time.Date(l.Year(), l.Month(), l.Day(), p.quietEnd/60, p.quietEnd%60, 0, 0, p.loc)
+	if !end.After(now) {
+		end = time.Date(l.Year(), l.Month(), l.Day()+1, p.quietEnd/60, p.quietEnd%60, 0, 0, p.loc)
+	}
+	return end, true
+}
+
+func localMidnight(t time.Time, loc *time.Location) time.Time {
+	l := t.In(loc)
+	return time.Date(l.Year(), l.Month(), l.Day(), 0, 0, 0, 0, loc)
+}
