@@ -42,14 +42,17 @@ const maxReplyGap = 30 * 24 * time.Hour
 // changes no counts.
 func (t *Tx) UpsertMail(it *Item, m Mail, opts UpsertOptions) (UpsertResult, error) {
 	from := normAddr(m.From.Email)
-	outbound := m.Outbound
-	if !outbound && from != "" {
-		own, err := t.isOwner(from)
-		if err != nil {
-			return UpsertResult{}, err
+	var recipients []Address
+	for _, a := range append(slices.Clone(m.To), m.Cc...) {
+		if e := normAddr(a.Email); e != "" && e != from && !slices.ContainsFunc(recipients, func(r Address) bool { return r.Email == e }) {
+			recipients = append(recipients, Address{Email: e, Name: a.Name})
 		}
-		outbound = own
 	}
+	owners, err := t.ownerSet(from, recipients)
+	if err != nil {
+		return UpsertResult{}, err
+	}
+	outbound := m.Outbound || owners[from]
 	if outbound {
 		if it.Meta == nil {
 			it.Meta = map[string]any{}
@@ -60,19 +63,32 @@ func (t *Tx) UpsertMail(it *Item, m Mail, opts UpsertOptions) (UpsertResult, err
 	if err != nil || !res.Created {
 		return res, err
 	}
-	if m.MessageID != "" {
-		var n int
-		if err := t.queryRow(`SELECT COUNT(*) FROM mail_messages WHERE message_id = ?`, m.MessageID).Scan(&n); err != nil {
-			return res, fmt.Errorf("upsert mail: %w", err)
-		}
-		if n > 0 {
-			return res, nil // counted when it came by another route
-		}
-	}
-	if err := t.countMail(res.ID, it, m, from, outbound); err != nil {
+	if err := t.countMail(res.ID, it, m, from, outbound, recipients, owners); err != nil {
 		return res, fmt.Errorf("upsert mail %s/%s: %w", it.Source, it.ExternalID, err)
 	}
 	return res, nil
+}
+
+// ownerSet returns which of the addresses are the owner's, in one query.
+func (t *Tx) ownerSet(from string, recipients []Address) (map[string]bool, error) {
+	args := []any{from}
+	for _, r := range recipients {
+		args = append(args, r.Email)
+	}
+	rows, err := t.tx.QueryContext(t.ctx, `SELECT address FROM owner_addresses WHERE address IN (`+placeholders(len(args))+`)`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("owner addresses: %w", err)
+	}
+	defer rows.Close()
+	own := map[string]bool{}
+	for rows.Next() {
+		var a string
+		if err := rows.Scan(&a); err != nil {
+			return nil, err
+		}
+		own[a] = true
+	}
+	return own, rows.Err()
 }
 
 // mailRow is a counted mail as thread and reply-time logic sees it.
@@ -85,40 +101,32 @@ type mailRow struct {
 	bulk     bool
 }
 
-func (t *Tx) countMail(itemID int64, it *Item, m Mail, from string, outbound bool) error {
+func (t *Tx) countMail(itemID int64, it *Item, m Mail, from string, outbound bool, recipients []Address, owners map[string]bool) error {
 	thread := it.Thread
 	if thread == "" {
 		thread = "item:" + it.ExternalID
 	}
 	when := ms(it.Time)
-	var recipients []Address
-	for _, a := range append(slices.Clone(m.To), m.Cc...) {
-		if e := normAddr(a.Email); e != "" && e != from {
-			recipients = append(recipients, Address{Email: e, Name: a.Name})
-		}
-	}
 	bulk := isBulk(it.Meta, from)
 	toOwner := false
 	for _, r := range recipients {
-		own, err := t.isOwner(r.Email)
-		if err != nil {
-			return err
-		}
-		toOwner = toOwner || own
+		toOwner = toOwner || owners[r.Email]
 	}
 	row := mailRow{itemID: itemID, time: when, outbound: outbound, sender: from, personal: !outbound && !bulk && toOwner, bulk: bulk}
-	if _, err := t.exec(`INSERT INTO mail_messages (item_id, message_id, thread, time, outbound, sender, personal, bulk) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-		itemID, m.MessageID, thread, when, outbound, from, row.personal, bulk); err != nil {
+	// The unique Message-ID makes a mail that came by another route
+	// (Takeout import, then the Gmail collector) count only once.
+	r, err := t.exec(`INSERT OR IGNORE INTO mail_messages (item_id, message_id, thread, time, outbound, sender, personal, bulk) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+		itemID, m.MessageID, thread, when, outbound, from, row.personal, bulk)
+	if err != nil {
+		return err
+	}
+	if n, err := r.RowsAffected(); err != nil || n == 0 {
 		return err
 	}
 
 	if outbound {
 		for _, r := range recipients {
-			own, err := t.isOwner(r.Email)
-			if err != nil {
-				return err
-			}
-			if !own {
+			if !owners[r.Email] {
 				if err := t.touchContact(r, when, false); err != nil {
 					return err
 				}
@@ -139,34 +147,26 @@ func (t *Tx) countMail(itemID int64, it *Item, m Mail, from string, outbound boo
 	return t.countThreadMail(thread, it.Title, row, participants)
 }
 
-// touchContact counts one mail from (inbound) or to (outbound) a contact.
+// touchContact counts one mail from (inbound) or to (outbound) a contact,
+// in one statement: names are merged by SQLite's JSON functions.
 func (t *Tx) touchContact(a Address, when int64, inbound bool) error {
-	var namesJSON string
-	err := t.queryRow(`SELECT names FROM contacts WHERE address = ?`, a.Email).Scan(&namesJSON)
-	exists := err == nil
-	if err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return err
-	}
-	var names []string
-	if exists {
-		if err := json.Unmarshal([]byte(namesJSON), &names); err != nil {
-			return fmt.Errorf("contact %s: names: %w", a.Email, err)
-		}
-	}
 	name := strings.TrimSpace(a.Name)
-	if name != "" && !slices.Contains(names, name) && len(names) < 20 {
-		names = append(names, name)
+	names := "[]"
+	if name != "" {
+		b, _ := json.Marshal([]string{name})
+		names = string(b)
 	}
-	nb, _ := json.Marshal(nonNil(names))
 	in, out, lastIn, lastOut := 0, 1, int64(0), when
 	if inbound {
 		in, out, lastIn, lastOut = 1, 0, when, 0
 	}
-	_, err = t.exec(`INSERT INTO contacts (address, name, names, inbound, outbound, first_seen, last_seen, last_inbound, last_outbound, vip, updated)
+	_, err := t.exec(`INSERT INTO contacts (address, name, names, inbound, outbound, first_seen, last_seen, last_inbound, last_outbound, vip, updated)
 		VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6, ?7, ?8, EXISTS (SELECT 1 FROM vip_rules WHERE pattern = ?1 OR pattern = '@' || substr(?1, instr(?1, '@') + 1)), ?9)
 		ON CONFLICT (address) DO UPDATE SET
 			name = CASE WHEN excluded.name != '' AND excluded.last_seen >= contacts.last_seen THEN excluded.name ELSE contacts.name END,
-			names = excluded.names,
+			names = CASE WHEN excluded.name = '' OR json_array_length(contacts.names) >= 20
+					OR EXISTS (SELECT 1 FROM json_each(contacts.names) WHERE value = excluded.name)
+				THEN contacts.names ELSE json_insert(contacts.names, '$[#]', excluded.name) END,
 			inbound = contacts.inbound + excluded.inbound,
 			outbound = contacts.outbound + excluded.outbound,
 			first_seen = CASE WHEN contacts.first_seen = 0 THEN excluded.first_seen ELSE MIN(contacts.first_seen, excluded.first_seen) END,
@@ -174,7 +174,7 @@ func (t *Tx) touchContact(a Address, when int64, inbound bool) error {
 			last_inbound = MAX(contacts.last_inbound, excluded.last_inbound),
 			last_outbound = MAX(contacts.last_outbound, excluded.last_outbound),
 			updated = excluded.updated`,
-		a.Email, name, string(nb), in, out, when, lastIn, lastOut, ms(t.now))
+		a.Email, name, names, in, out, when, lastIn, lastOut, ms(t.now))
 	return err
 }
 
@@ -232,14 +232,6 @@ func (s *Store) AddOwnerAddresses(ctx context.Context, source string, addresses 
 		}
 		return nil
 	})
-}
-
-func (t *Tx) isOwner(address string) (bool, error) {
-	var n int
-	if err := t.queryRow(`SELECT COUNT(*) FROM owner_addresses WHERE address = ?`, address).Scan(&n); err != nil {
-		return false, fmt.Errorf("owner address: %w", err)
-	}
-	return n > 0, nil
 }
 
 // OwnerAddresses returns the owner's known addresses, sorted.

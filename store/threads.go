@@ -48,9 +48,10 @@ func (t *Tx) countThreadMail(thread, subject string, m mailRow, participants []s
 	var cur Thread
 	var personal, bulk, lastOut bool
 	err := t.queryRow(`SELECT t.messages, t.inbound, t.outbound, t.first_time, t.last_time, t.last_inbound, t.last_outbound, t.last_item_id,
-			COALESCE(m.personal, 0), COALESCE(m.bulk, 0), COALESCE(m.outbound, 0), t.subject
+			t.last_sender, COALESCE(m.personal, 0), COALESCE(m.bulk, 0), COALESCE(m.outbound, 0), t.subject
 		FROM threads t LEFT JOIN mail_messages m ON m.item_id = t.last_item_id WHERE t.thread = ?`, thread).
-		Scan(&cur.Messages, &cur.Inbound, &cur.Outbound, (*msTime)(&cur.FirstTime), (*msTime)(&cur.LastTime), (*msTime)(&cur.LastInbound), (*msTime)(&cur.LastOutbound), &cur.LastItemID, &personal, &bulk, &lastOut, &cur.Subject)
+		Scan(&cur.Messages, &cur.Inbound, &cur.Outbound, (*msTime)(&cur.FirstTime), (*msTime)(&cur.LastTime), (*msTime)(&cur.LastInbound),
+			(*msTime)(&cur.LastOutbound), &cur.LastItemID, &cur.LastSender, &personal, &bulk, &lastOut, &cur.Subject)
 	exists := err == nil
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return fmt.Errorf("thread %s: %w", thread, err)
@@ -58,8 +59,6 @@ func (t *Tx) countThreadMail(thread, subject string, m mailRow, participants []s
 	when := fromMS(m.time)
 	if !exists || when.Before(cur.FirstTime) {
 		cur.Subject = CleanSubject(subject)
-	}
-	if !exists || when.Before(cur.FirstTime) {
 		cur.FirstTime = when
 	}
 	cur.Messages++
@@ -70,12 +69,9 @@ func (t *Tx) countThreadMail(thread, subject string, m mailRow, participants []s
 		cur.Inbound++
 		cur.LastInbound = maxTime(cur.LastInbound, when)
 	}
-	lastSender := ""
 	if !exists || !when.Before(cur.LastTime) {
-		cur.LastTime, cur.LastItemID = when, m.itemID
-		personal, bulk, lastOut, lastSender = m.personal, m.bulk, m.outbound, m.sender
-	} else if err := t.queryRow(`SELECT sender FROM mail_messages WHERE item_id = ?`, cur.LastItemID).Scan(&lastSender); err != nil {
-		return fmt.Errorf("thread %s: %w", thread, err)
+		cur.LastTime, cur.LastItemID, cur.LastSender = when, m.itemID, m.sender
+		personal, bulk, lastOut = m.personal, m.bulk, m.outbound
 	}
 	awaiting := lastOut
 	owes := !lastOut && !bulk && (personal || cur.Outbound > 0)
@@ -86,12 +82,17 @@ func (t *Tx) countThreadMail(thread, subject string, m mailRow, participants []s
 			last_inbound = excluded.last_inbound, last_outbound = excluded.last_outbound, last_item_id = excluded.last_item_id,
 			last_sender = excluded.last_sender, awaiting_reply = excluded.awaiting_reply, owes_reply = excluded.owes_reply, updated = excluded.updated`,
 		thread, cur.Subject, cur.Messages, cur.Inbound, cur.Outbound, ms(cur.FirstTime), ms(cur.LastTime), ms(cur.LastInbound), ms(cur.LastOutbound),
-		cur.LastItemID, lastSender, awaiting, owes, ms(t.now))
+		cur.LastItemID, cur.LastSender, awaiting, owes, ms(t.now))
 	if err != nil {
 		return fmt.Errorf("thread %s: %w", thread, err)
 	}
-	for _, p := range participants {
-		if _, err := t.exec(`INSERT OR IGNORE INTO thread_participants (thread, address) VALUES (?, ?)`, thread, p); err != nil {
+	if len(participants) > 0 {
+		args := make([]any, 0, 2*len(participants))
+		for _, p := range participants {
+			args = append(args, thread, p)
+		}
+		q := `INSERT OR IGNORE INTO thread_participants (thread, address) VALUES ` + strings.TrimSuffix(strings.Repeat("(?, ?),", len(participants)), ",")
+		if _, err := t.exec(q, args...); err != nil {
 			return fmt.Errorf("thread %s: %w", thread, err)
 		}
 	}
