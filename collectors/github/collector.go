@@ -46,6 +46,9 @@ type Options struct {
 	MaxPages int
 	// Attempts per request on 5xx, 429 and network errors (default 4).
 	Attempts int
+	// RequestTimeout bounds one request (default 1 minute); a request that
+	// times out is retried like a network error.
+	RequestTimeout time.Duration
 }
 
 // Result is what one pass did.
@@ -69,6 +72,7 @@ type Collector struct {
 	sleep    func(context.Context, time.Duration) error
 	maxPages int
 	retry    retryPolicy
+	timeout  time.Duration
 
 	mu    sync.Mutex
 	login string
@@ -107,6 +111,9 @@ func New(opts Options) (*Collector, error) {
 	if opts.Attempts <= 0 {
 		opts.Attempts = 4
 	}
+	if opts.RequestTimeout <= 0 {
+		opts.RequestTimeout = time.Minute
+	}
 	return &Collector{
 		gh:       opts.Client,
 		store:    opts.Store,
@@ -116,6 +123,7 @@ func New(opts Options) (*Collector, error) {
 		sleep:    opts.Sleep,
 		maxPages: opts.MaxPages,
 		retry:    retryPolicy{attempts: opts.Attempts, base: time.Second, maxWait: 2 * time.Minute},
+		timeout:  opts.RequestTimeout,
 		cache:    map[string]cacheEntry{},
 	}, nil
 }
@@ -508,7 +516,12 @@ func (c *Collector) get(ctx context.Context, u string, hdr http.Header, v any) (
 		if buf, ok := v.(*bytes.Buffer); ok {
 			buf.Reset()
 		}
-		resp, err := c.gh.Do(ctx, req, v)
+		// A per-request deadline rather than http.Client.Timeout: Do has
+		// read and closed the body when it returns, so nothing lingers.
+		rctx, cancel := context.WithTimeout(ctx, c.timeout)
+		resp, err := c.gh.Do(rctx, req, v)
+		timedOut := rctx.Err() != nil
+		cancel()
 		if err == nil {
 			return resp, false, nil
 		}
@@ -519,6 +532,10 @@ func (c *Collector) get(ctx context.Context, u string, hdr http.Header, v any) (
 			return resp, false, ctx.Err()
 		}
 		wait, kind, retry := classify(resp, err, c.now(), attempt, c.retry)
+		if timedOut {
+			wait, kind, retry = min(c.retry.base<<attempt, c.retry.maxWait), waitBackoff, true
+			err = fmt.Errorf("no answer within %v: %w", c.timeout, err)
+		}
 		switch {
 		case !retry:
 			return resp, false, err

@@ -374,6 +374,26 @@ func TestBackoffOn429And5xx(t *testing.T) {
 	}
 }
 
+func TestSlowAnswerTimesOutAndIsRetried(t *testing.T) {
+	h := newHarness(t, fake.Options{})
+	client, err := NewClient(h.fake.URL(), "ghp_test", h.fake.Client())
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.col, err = New(Options{Client: client, Store: h.store, Now: h.clk.Now, Sleep: h.sleep.Sleep, RequestTimeout: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.fake.Inject(fake.Fault{Path: "/user", Delay: 5 * time.Second, Times: 1})
+	h.collect(t)
+	if waits := h.sleep.Waits(); len(waits) != 1 || waits[0] != time.Second {
+		t.Errorf("waits = %v, want one 1s backoff after the timeout", waits)
+	}
+	if n := len(h.requests("GET", "/user")); n != 2 {
+		t.Errorf("GET /user sent %d times, want 2", n)
+	}
+}
+
 func TestBackoffGivesUp(t *testing.T) {
 	h := newHarness(t, fake.Options{})
 	h.fake.Inject(fake.Fault{Path: "/user", Status: http.StatusInternalServerError})
