@@ -36,6 +36,9 @@ type Backends struct {
 	Collect  Collectors
 	Chat     Chatter
 	Usage    UsageReporter // api/usage.go
+	// Proposals and Telegram: api/proposals.go, api/telegram.go.
+	Proposals Proposals
+	Telegram  TelegramPairer
 }
 
 // Server routes and guards API requests.
@@ -56,6 +59,10 @@ func NewServer(log *slog.Logger, token string, b Backends) *Server {
 	s.mux.HandleFunc("POST /api/v1/collect", s.handleCollect)
 	s.mux.HandleFunc("POST /api/v1/chat", s.handleChat)
 	s.mux.HandleFunc("GET /api/v1/usage", s.handleUsage)
+	s.mux.HandleFunc("GET /api/v1/proposals", s.handleProposals)
+	s.mux.HandleFunc("GET /api/v1/proposals/{id}", s.handleProposal)
+	s.mux.HandleFunc("POST /api/v1/proposals/{id}/{action}", s.handleProposalDecision)
+	s.mux.HandleFunc("POST /api/v1/telegram/pair", s.handleTelegramPair)
 	s.mux.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "not_found", fmt.Sprintf("no route %s %s", r.Method, r.URL.Path))
 	})

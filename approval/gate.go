@@ -190,10 +190,10 @@ func isEmailKind(k Kind) bool { return k == KindReply || k == KindEmail || k == 
 func (g *Gate) Propose(ctx context.Context, d Draft) (*Proposal, error) {
 	canonical, err := Canonical(d.Kind, d.Payload)
 	if err != nil {
-		return nil, fmt.Errorf("approval: propose: %w", err)
+		return nil, fmt.Errorf("approval: propose: %w", BadInput(err.Error()))
 	}
 	if d.Origin == "" {
-		return nil, errors.New("approval: propose: origin is required (agent, proactive, owner)")
+		return nil, fmt.Errorf("approval: propose: %w", BadInput("origin is required (agent, proactive, owner)"))
 	}
 	thread := d.Thread
 	if thread == "" && isEmailKind(d.Kind) {
@@ -427,7 +427,7 @@ func (g *Gate) EditBody(ctx context.Context, id, body string, by Owner) (*Propos
 	}
 	payload, err := WithBody(cur.Kind, cur.Payload, body)
 	if err != nil {
-		return nil, fmt.Errorf("approval: edit %s: %w", id, err)
+		return nil, fmt.Errorf("approval: edit %s: %w", id, BadInput(err.Error()))
 	}
 	return g.Revise(ctx, id, payload, "owner", by)
 }
@@ -445,7 +445,7 @@ func (g *Gate) Revise(ctx context.Context, id string, payload any, origin string
 	}
 	canonical, err := Canonical(cur.Kind, payload)
 	if err != nil {
-		return nil, fmt.Errorf("approval: edit %s: %w", id, err)
+		return nil, fmt.Errorf("approval: edit %s: %w", id, BadInput(err.Error()))
 	}
 	if HashPayload(canonical) == cur.PayloadHash {
 		return nil, fmt.Errorf("approval: edit %s: %w", id, BadInput("the new payload is the same as the old one"))
