@@ -93,12 +93,18 @@ func (t *Tx) ownerSet(from string, recipients []Address) (map[string]bool, error
 
 // mailRow is a counted mail as thread and reply-time logic sees it.
 type mailRow struct {
-	itemID   int64
-	time     int64
-	outbound bool
-	sender   string
-	personal bool
-	bulk     bool
+	itemID     int64
+	time       int64
+	outbound   bool
+	sender     string
+	recipients string // space-separated
+	personal   bool
+	bulk       bool
+}
+
+// addressed reports whether the mail went to addr.
+func (m mailRow) addressed(addr string) bool {
+	return addr != "" && slices.Contains(strings.Fields(m.recipients), addr)
 }
 
 func (t *Tx) countMail(itemID int64, it *Item, m Mail, from string, outbound bool, recipients []Address, owners map[string]bool) error {
@@ -112,11 +118,16 @@ func (t *Tx) countMail(itemID int64, it *Item, m Mail, from string, outbound boo
 	for _, r := range recipients {
 		toOwner = toOwner || owners[r.Email]
 	}
-	row := mailRow{itemID: itemID, time: when, outbound: outbound, sender: from, personal: !outbound && !bulk && toOwner, bulk: bulk}
+	rcpt := make([]string, 0, len(recipients))
+	for _, r := range recipients {
+		rcpt = append(rcpt, r.Email)
+	}
+	row := mailRow{itemID: itemID, time: when, outbound: outbound, sender: from, recipients: strings.Join(rcpt, " "),
+		personal: !outbound && !bulk && toOwner, bulk: bulk}
 	// The unique Message-ID makes a mail that came by another route
 	// (Takeout import, then the Gmail collector) count only once.
-	r, err := t.exec(`INSERT OR IGNORE INTO mail_messages (item_id, message_id, thread, time, outbound, sender, personal, bulk) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-		itemID, m.MessageID, thread, when, outbound, from, row.personal, bulk)
+	r, err := t.exec(`INSERT OR IGNORE INTO mail_messages (item_id, message_id, thread, time, outbound, sender, recipients, personal, bulk) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		itemID, m.MessageID, thread, when, outbound, from, row.recipients, row.personal, bulk)
 	if err != nil {
 		return err
 	}

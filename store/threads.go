@@ -113,14 +113,14 @@ func (t *Tx) countThreadMail(thread, subject string, m mailRow, participants []s
 
 // neighbour returns the counted mail just before (or after) m in its thread.
 func (t *Tx) neighbour(thread string, m mailRow, after bool) (*mailRow, error) {
-	q := `SELECT item_id, time, outbound, sender, personal, bulk FROM mail_messages
+	q := `SELECT item_id, time, outbound, sender, recipients, personal, bulk FROM mail_messages
 		WHERE thread = ? AND item_id != ? AND (time < ? OR (time = ? AND item_id < ?)) ORDER BY time DESC, item_id DESC LIMIT 1`
 	if after {
-		q = `SELECT item_id, time, outbound, sender, personal, bulk FROM mail_messages
+		q = `SELECT item_id, time, outbound, sender, recipients, personal, bulk FROM mail_messages
 		WHERE thread = ? AND item_id != ? AND (time > ? OR (time = ? AND item_id > ?)) ORDER BY time, item_id LIMIT 1`
 	}
 	var r mailRow
-	err := t.queryRow(q, thread, m.itemID, m.time, m.time, m.itemID).Scan(&r.itemID, &r.time, &r.outbound, &r.sender, &r.personal, &r.bulk)
+	err := t.queryRow(q, thread, m.itemID, m.time, m.time, m.itemID).Scan(&r.itemID, &r.time, &r.outbound, &r.sender, &r.recipients, &r.personal, &r.bulk)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	}
@@ -131,25 +131,27 @@ func (t *Tx) neighbour(thread string, m mailRow, after bool) (*mailRow, error) {
 }
 
 // setReplyTime records how long reply took to answer prev, or removes the
-// record when reply does not answer it (same direction, no predecessor,
-// too long after).
+// record when reply does not answer it: no predecessor, the same
+// direction, bulk mail on either side, too long after, or not between the
+// same two people (a forward of a contact's mail to someone else is not an
+// answer to the contact).
 func (t *Tx) setReplyTime(reply mailRow, prev *mailRow) error {
-	if prev == nil || prev.outbound == reply.outbound || prev.bulk || reply.bulk ||
-		time.Duration(reply.time-prev.time)*time.Millisecond > maxReplyGap {
+	var contact, dir string
+	switch {
+	case prev == nil || prev.outbound == reply.outbound || prev.bulk || reply.bulk ||
+		time.Duration(reply.time-prev.time)*time.Millisecond > maxReplyGap:
+	case reply.outbound && reply.addressed(prev.sender):
+		contact, dir = prev.sender, "owner" // the owner answered them
+	case !reply.outbound && prev.addressed(reply.sender):
+		contact, dir = reply.sender, "contact" // they answered the owner
+	}
+	if contact == "" {
 		_, err := t.exec(`DELETE FROM reply_times WHERE item_id = ?`, reply.itemID)
 		return err
 	}
-	gap := reply.time - prev.time
-	contact, dir := reply.sender, "contact" // they answered the owner
-	if reply.outbound {
-		contact, dir = prev.sender, "owner" // the owner answered them
-	}
-	if contact == "" {
-		return nil
-	}
 	_, err := t.exec(`INSERT INTO reply_times (item_id, contact, direction, ms) VALUES (?, ?, ?, ?)
 		ON CONFLICT (item_id) DO UPDATE SET contact = excluded.contact, direction = excluded.direction, ms = excluded.ms`,
-		reply.itemID, contact, dir, gap)
+		reply.itemID, contact, dir, reply.time-prev.time)
 	return err
 }
 

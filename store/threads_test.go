@@ -58,6 +58,13 @@ func TestThreadState(t *testing.T) {
 		t.Fatalf("limit 1 = %v", threadKeys(one))
 	}
 
+	// Forwarding Alice's mail to Bob does not answer Alice.
+	putMail(t, s, mailFixture{id: "f1", thread: "t7", subject: "Numbers", from: alice, to: []Address{me}, at: t0})
+	putMail(t, s, mailFixture{id: "f2", thread: "t7", subject: "FW: Numbers", from: me, to: []Address{bob}, at: t0.Add(10 * time.Minute)})
+	if a, _ := s.Contact(ctx, "alice@x.com"); a.OwnerReplies != 1 || a.OwnerReplyMedian != 2*time.Hour {
+		t.Fatalf("a forward counted as answering alice: %+v", a)
+	}
+
 	// An out-of-office answer neither owes a reply nor counts as one.
 	dan := Address{Email: "dan@z.com"}
 	putMail(t, s, mailFixture{id: "o1", thread: "t6", subject: "Lunch?", from: me, to: []Address{dan}, at: t0})

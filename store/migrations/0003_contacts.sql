@@ -40,6 +40,7 @@ CREATE TABLE mail_messages (
     time       INTEGER NOT NULL,
     outbound   INTEGER NOT NULL,
     sender     TEXT    NOT NULL,
+    recipients TEXT    NOT NULL, -- to and cc, space-separated
     personal   INTEGER NOT NULL, -- inbound, addressed to the owner, not bulk
     bulk       INTEGER NOT NULL  -- a list, newsletter or automated mail
 );
@@ -47,7 +48,7 @@ CREATE UNIQUE INDEX mail_messages_message_id ON mail_messages (message_id) WHERE
 CREATE INDEX mail_messages_thread ON mail_messages (thread, time);
 
 -- How long each reply took: a mail answering the previous mail of its
--- thread, sent the other way.
+-- thread, sent the other way, by its sender to someone it addressed.
 CREATE TABLE reply_times (
     item_id   INTEGER PRIMARY KEY REFERENCES items (id) ON DELETE CASCADE,
     contact   TEXT    NOT NULL,

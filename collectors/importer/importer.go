@@ -1,0 +1,320 @@
+// Package importer loads mail archives (an mbox such as a Google Takeout
+// export, a maildir tree such as the Enron corpus) and JSONL documents into
+// the store. Imports commit in batches, so a killed import keeps everything
+// it acknowledged; a message that cannot be read is reported with its
+// place and reason and skipped; importing the same source again adds
+// nothing. Imported items never produce item events: years of old mail
+// must not set off notifications.
+package importer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/omnibrain/omnibrain/collectors/mailparse"
+	"github.com/omnibrain/omnibrain/store"
+)
+
+// Formats are the archive formats Import understands.
+var Formats = []string{"mbox", "maildir", "jsonl"}
+
+// Options configure an Importer.
+type Options struct {
+	Store *store.Store
+	Log   *slog.Logger
+	// BatchSize is the number of items per transaction (default 250).
+	BatchSize int
+	// Now is the clock for durations; time.Now when nil.
+	Now func() time.Time
+}
+
+// Importer imports archives into the store. It is safe for concurrent use;
+// each Import runs on its own.
+type Importer struct {
+	store *store.Store
+	log   *slog.Logger
+	batch int
+	now   func() time.Time
+}
+
+// New returns an Importer.
+func New(opts Options) *Importer {
+	if opts.Log == nil {
+		opts.Log = slog.New(slog.DiscardHandler)
+	}
+	if opts.BatchSize <= 0 {
+		opts.BatchSize = 250
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	return &Importer{store: opts.Store, log: opts.Log, batch: opts.BatchSize, now: opts.Now}
+}
+
+// Progress is reported while an import runs. Added counts only items whose
+// transaction has committed: what it says is durable.
+type Progress struct {
+	Done  int64  // bytes or messages read so far
+	Total int64  // in the same unit; 0 if unknown
+	Unit  string // "bytes" or "messages"
+	Added int
+}
+
+// Failure is one message or line that could not be imported.
+type Failure struct {
+	Where  string // the file, and the line or byte offset in it
+	Reason string
+}
+
+// Summary is the result of an import. Seen = Added + Updated + Unchanged +
+// len(Failed).
+type Summary struct {
+	Format    string
+	Path      string
+	Seen      int
+	Added     int
+	Updated   int
+	Unchanged int
+	Failed    []Failure
+	Duration  time.Duration
+}
+
+// ErrUsage marks errors in the request itself (a missing path, a file
+// where a directory is needed, an unknown format): nothing was imported.
+var ErrUsage = errors.New("import")
+
+func usageErr(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrUsage, fmt.Sprintf(format, args...))
+}
+
+// Import imports path in the given format ("mbox", "maildir", "jsonl").
+// progress may be nil. The error is non-nil only when the import could not
+// run or stopped (bad request, store failure, ctx cancelled); what was
+// committed before stays.
+func (im *Importer) Import(ctx context.Context, format, path string, progress func(Progress)) (*Summary, error) {
+	if progress == nil {
+		progress = func(Progress) {}
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, usageErr("%s does not exist", path)
+		}
+		return nil, usageErr("%v", err)
+	}
+	switch format {
+	case "mbox", "jsonl":
+		if fi.IsDir() {
+			hint := ""
+			if format == "mbox" {
+				hint = " (for a directory of messages use: import maildir)"
+			}
+			return nil, usageErr("%s is a directory, not a %s file%s", path, format, hint)
+		}
+	case "maildir":
+		if !fi.IsDir() {
+			return nil, usageErr("%s is a file, not a maildir directory (for a single mbox file use: import mbox)", path)
+		}
+	default:
+		return nil, usageErr("unknown format %q (want %s)", format, strings.Join(Formats, ", "))
+	}
+	run := &run{im: im, ctx: ctx, progress: progress, sum: &Summary{Format: format, Path: path},
+		seen: map[string]bool{}, sentFrom: map[string]int{}, start: im.now()}
+	switch format {
+	case "mbox":
+		err = run.mbox(path, fi.Size())
+	case "maildir":
+		err = run.maildir(path)
+	case "jsonl":
+		err = run.jsonl(path, fi.Size())
+	}
+	if err == nil {
+		err = run.flush()
+	}
+	run.sum.Duration = im.now().Sub(run.start)
+	if err != nil {
+		return run.sum, err
+	}
+	im.log.Info("import done", "format", format, "path", path, "seen", run.sum.Seen, "added", run.sum.Added,
+		"updated", run.sum.Updated, "unchanged", run.sum.Unchanged, "failed", len(run.sum.Failed), "duration", run.sum.Duration)
+	return run.sum, nil
+}
+
+// record is one parsed item waiting for its batch.
+type record struct {
+	where string
+	item  *store.Item
+	mail  *store.Mail // nil for documents
+}
+
+// run is the state of one import.
+type run struct {
+	im       *Importer
+	ctx      context.Context
+	progress func(Progress)
+	sum      *Summary
+	start    time.Time
+
+	pending  []record
+	owners   []string        // learned owner addresses not yet saved
+	seen     map[string]bool // external ids of this run: a repeat is a duplicate, not an update
+	sentFrom map[string]int  // From addresses of sent mail, to learn the owner's
+
+	done, total int64
+	unit        string
+}
+
+func (r *run) fail(where, reason string) {
+	r.sum.Seen++
+	r.sum.Failed = append(r.sum.Failed, Failure{Where: where, Reason: reason})
+}
+
+// add queues a parsed item, flushing when the batch is full.
+func (r *run) add(rec record) error {
+	r.sum.Seen++
+	key := rec.item.Source + "\x00" + rec.item.ExternalID
+	if r.seen[key] {
+		r.sum.Unchanged++ // the same message twice in one archive: stored once
+		return nil
+	}
+	r.seen[key] = true
+	r.pending = append(r.pending, rec)
+	if len(r.pending) >= r.im.batch {
+		return r.flush()
+	}
+	return nil
+}
+
+// learnOwner counts a sent mail's From; an address seen as the sender of
+// two sent mails is the owner's. One is not enough: an assistant's mail
+// filed in the boss's sent folder must not make the assistant the owner.
+func (r *run) learnOwner(addr string) {
+	if addr == "" {
+		return
+	}
+	r.sentFrom[addr]++
+	if r.sentFrom[addr] == 2 {
+		r.owners = append(r.owners, addr)
+	}
+}
+
+// flush stores the pending items in one transaction. If the transaction
+// fails, the items are retried one by one so one bad item cannot sink
+// the others; if every one fails, the store is broken and the import stops.
+func (r *run) flush() error {
+	if err := r.ctx.Err(); err != nil {
+		return err
+	}
+	if len(r.pending) == 0 && len(r.owners) == 0 {
+		return nil
+	}
+	batch, owners := r.pending, r.owners
+	r.pending, r.owners = nil, nil
+	var results []store.UpsertResult
+	err := r.im.store.Tx(r.ctx, func(tx *store.Tx) error {
+		results = results[:0]
+		for _, o := range owners {
+			if err := tx.AddOwnerAddress(o, "sent-folder"); err != nil {
+				return err
+			}
+		}
+		for _, rec := range batch {
+			res, err := upsert(tx, rec)
+			if err != nil {
+				return fmt.Errorf("%s: %w", rec.where, err)
+			}
+			results = append(results, res)
+		}
+		return nil
+	})
+	if err == nil {
+		for _, res := range results {
+			r.count(res)
+		}
+		r.report()
+		return nil
+	}
+	if r.ctx.Err() != nil {
+		return r.ctx.Err()
+	}
+	r.im.log.Warn("import batch failed, retrying one by one", "err", err)
+	if len(owners) > 0 {
+		if err := r.im.store.AddOwnerAddresses(r.ctx, "sent-folder", owners...); err != nil {
+			return fmt.Errorf("import: %w", err)
+		}
+	}
+	failed := 0
+	var lastErr error
+	for _, rec := range batch {
+		var res store.UpsertResult
+		err := r.im.store.Tx(r.ctx, func(tx *store.Tx) error {
+			var err error
+			res, err = upsert(tx, rec)
+			return err
+		})
+		if err != nil {
+			if r.ctx.Err() != nil {
+				return r.ctx.Err()
+			}
+			failed++
+			lastErr = err
+			r.sum.Failed = append(r.sum.Failed, Failure{Where: rec.where, Reason: "store: " + err.Error()})
+			continue
+		}
+		r.count(res)
+	}
+	if failed == len(batch) {
+		return fmt.Errorf("import: the store rejects every item: %w", lastErr)
+	}
+	r.report()
+	return nil
+}
+
+func upsert(tx *store.Tx, rec record) (store.UpsertResult, error) {
+	// Imports never set Event: old mail must not trigger notifications.
+	if rec.mail != nil {
+		return tx.UpsertMail(rec.item, *rec.mail, store.UpsertOptions{})
+	}
+	return tx.UpsertItem(rec.item, store.UpsertOptions{})
+}
+
+func (r *run) count(res store.UpsertResult) {
+	switch {
+	case res.Created:
+		r.sum.Added++
+	case res.Changed:
+		r.sum.Updated++
+	default:
+		r.sum.Unchanged++
+	}
+}
+
+// advance records reading progress and reports it every so often.
+func (r *run) advance(done int64) {
+	r.done = done
+	if r.sum.Seen%50 == 0 {
+		r.report()
+	}
+}
+
+func (r *run) report() {
+	r.progress(Progress{Done: r.done, Total: r.total, Unit: r.unit, Added: r.sum.Added})
+}
+
+// mailRecord parses one raw message into a record, or says why it cannot.
+func mailRecord(raw []byte, opts mailparse.ItemOptions, where string) (record, *mailparse.Message, error) {
+	m, err := mailparse.Parse(raw)
+	if err != nil {
+		return record{}, nil, errors.New(strings.TrimPrefix(err.Error(), "mailparse: "))
+	}
+	it, mail := m.Item(opts)
+	if err := it.Validate(); err != nil {
+		return record{}, nil, err
+	}
+	return record{where: where, item: it, mail: &mail}, m, nil
+}
