@@ -198,13 +198,14 @@ func result(t *testing.T, c *api.Client, name string) api.CollectResult {
 	return res[0]
 }
 
-func TestCollectCalendarThroughAPIAndTokenPickup(t *testing.T) {
+func TestCollectGoogleThroughAPIAndTokenPickup(t *testing.T) {
 	fake := fakegoogle.New(t, fakegoogle.Options{RequireAuth: true})
 	start := time.Now().UTC().Truncate(time.Hour).Add(24 * time.Hour)
 	if _, err := fake.AddEvent("primary", fakegoogle.Event{Summary: "Soon", Start: &fakegoogle.EventDateTime{DateTime: start.Format(time.RFC3339)},
 		End: &fakegoogle.EventDateTime{DateTime: start.Add(time.Hour).Format(time.RFC3339)}}); err != nil {
 		t.Fatal(err)
 	}
+	fake.AddMessage([]byte("From: alice@example.org\r\nTo: owner@example.com\r\nSubject: hi\r\nDate: "+time.Now().Format(time.RFC1123Z)+"\r\n\r\nhello\r\n"), fakegoogle.MessageOptions{})
 	app, c := googleApp(t, fake)
 
 	// No token yet: disabled, with the fix, and nothing is asked of Google.
@@ -229,16 +230,22 @@ func TestCollectCalendarThroughAPIAndTokenPickup(t *testing.T) {
 	if r = result(t, c, "calendar"); r.State != "ok" || r.Stored != 0 {
 		t.Errorf("second pass = %+v, want nothing new", r)
 	}
+	if r = result(t, c, "gmail"); r.State != "ok" || r.Stored != 1 || r.Detail != "backfill" {
+		t.Errorf("gmail pass = %+v", r)
+	}
 	if comp, _ := app.Health().Get("calendar"); comp.State != health.OK || comp.Counters["items_stored"] != 1 {
 		t.Errorf("health = %+v", comp)
 	}
 
-	// Revoked: the pass fails with the fix, the owner is told once.
+	// Revoked: both passes fail with the fix; the owner is told once for
+	// the token, not once per collector or pass.
 	fake.RevokeRefreshTokens()
 	for range 2 {
-		r = result(t, c, "calendar")
-		if r.State != "failed" || !strings.Contains(r.Fix, "omnibrain auth google") {
-			t.Errorf("after revocation = %+v", r)
+		for _, name := range []string{"calendar", "gmail"} {
+			r = result(t, c, name)
+			if r.State != "failed" || !strings.Contains(r.Fix, "omnibrain auth google") {
+				t.Errorf("%s after revocation = %+v", name, r)
+			}
 		}
 	}
 	ns, err := app.Store().Notifications(context.Background(), "", 10)

@@ -9,6 +9,7 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/omnibrain/omnibrain/collectors/calendar"
+	"github.com/omnibrain/omnibrain/collectors/gmail"
 	"github.com/omnibrain/omnibrain/collectors/google"
 	"github.com/omnibrain/omnibrain/health"
 )
@@ -47,6 +48,27 @@ func (a *App) openGoogle(ctx context.Context) error {
 	gc.auth = google.NewAuth(google.AuthOptions{Path: gc.tokenPath, Config: conf, Log: a.log})
 	hc := google.NewHTTPClient(google.ClientOptions{Auth: gc.auth})
 
+	gmailSvc, err := google.NewGmail(ctx, g.APIURL, hc)
+	if err != nil {
+		return err
+	}
+	mail, err := gmail.New(gmail.Options{Service: gmailSvc, Store: a.store, BackfillDays: g.GmailBackfillDays, Log: a.log})
+	if err != nil {
+		return err
+	}
+	err = a.registerCollector(Collector{Name: gmail.Name, Interval: a.cfg.Schedule.Mail, Collect: func(ctx context.Context) (CollectOutcome, error) {
+		var r gmail.Result
+		err := gc.retryUnauthorized(func() (err error) { r, err = mail.Collect(ctx); return err })
+		detail := r.Mode
+		if r.Gone > 0 {
+			detail += fmt.Sprintf(", %d deleted before they could be read", r.Gone)
+		}
+		return CollectOutcome{Seen: r.Seen, Stored: r.Stored, Skipped: r.Skipped, Detail: detail}, gc.wrap(err)
+	}})
+	if err != nil {
+		return err
+	}
+
 	calSvc, err := google.NewCalendar(ctx, g.APIURL, hc)
 	if err != nil {
 		return err
@@ -72,6 +94,7 @@ func (a *App) openGoogle(ctx context.Context) error {
 		return err
 	}
 	if !google.HasToken(gc.tokenPath) {
+		a.health.Set(gmail.Name, health.Disabled, gc.fix)
 		a.health.Set(calendar.Name, health.Disabled, gc.fix)
 	}
 	return nil
