@@ -92,6 +92,10 @@ func Open(ctx context.Context, cfg *config.Config, opts Options) (*App, error) {
 	backends := api.Backends{Status: a.status}
 	backends.Collect = a.collectors()
 	backends.Usage = usageReport{st: st, cfg: cfg, now: opts.Now}
+	if err := a.openImporter(ctx, &backends); err != nil {
+		st.Close()
+		return nil, err
+	}
 	a.api = api.NewServer(opts.Log.With("component", "api"), "", backends)
 	return a, nil
 }
