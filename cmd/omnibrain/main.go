@@ -55,6 +55,7 @@ func commands() []*command {
 		doctorCommand(),
 		serviceCommand(),
 		chatCommand(),
+		usageCommand(),
 		authCommand(),
 		collectCommand(),
 		versionCommand(),
