@@ -19,16 +19,6 @@ import (
 	"github.com/omnibrain/omnibrain/config"
 )
 
-// authGitHubHelp is the help text of `omnibrain auth github`.
-const authGitHubHelp = `Stores a GitHub token for the collector and the comment executor.
-
-The token is read from the terminal (not echoed), from --token-file F, or
-from standard input with --token-stdin. It is checked with GET /user, its
-scopes are shown, and it is saved to HOME/github-token (mode 0600), which the
-daemon reads at start unless OMNIBRAIN_GITHUB_TOKEN or github.token is set.
-A classic token needs the scopes "notifications" and "repo" (or
-"public_repo" if you only comment on public repositories).`
-
 // githubScopes are the classic-token scopes omnibrain uses, each with
 // what it is for and the broader scopes that include it.
 var githubScopes = []struct {
@@ -49,7 +39,10 @@ type githubAuthResult struct {
 
 // authGitHub runs `omnibrain auth github`: tokenFile and tokenStdin are
 // its flags (--token-file F, --token-stdin); with neither it prompts on
-// the terminal.
+// the terminal without echo. The token is checked with GET /user, its
+// scopes are shown (a classic token needs "notifications" and "repo"), and
+// it is saved to HOME/github-token (0600), which the daemon re-reads when
+// it changes unless OMNIBRAIN_GITHUB_TOKEN or github.token is set.
 func authGitHub(ctx context.Context, e *env, tokenFile string, tokenStdin bool) error {
 	if tokenFile != "" && tokenStdin {
 		return usagef("auth github: use --token-file or --token-stdin, not both")
@@ -102,7 +95,7 @@ func authGitHub(ctx context.Context, e *env, tokenFile string, tokenStdin bool) 
 		fmt.Fprintf(e.stderr, "note: OMNIBRAIN_GITHUB_TOKEN or github.token_file is set and takes precedence over %s\n", res.TokenFile)
 	}
 	if dialDaemon(ctx, cfg.Path(api.SocketName)) != nil {
-		e.printf("the running daemon reads the token at start: restart it to use the new one\n")
+		e.printf("the running daemon uses it from its next request\n")
 	}
 	return nil
 }

@@ -148,3 +148,19 @@ func TestMissingScopes(t *testing.T) {
 		t.Errorf("parseScopes = %q", got)
 	}
 }
+
+func TestAuthGitHubCommandLine(t *testing.T) {
+	a := newAuthEnv(t, fake.Options{Login: "mona", Token: "ghp_cli", Scopes: []string{"repo", "notifications"}})
+	err := run(context.Background(), []string{"--home", a.home, "auth", "github", "--token-stdin", "--json"},
+		strings.NewReader("ghp_cli\n"), &a.stdout, &a.stderr, func(k string) string { return a.vars[k] })
+	if err != nil {
+		t.Fatalf("%v\n%s", err, a.stderr.String())
+	}
+	var res githubAuthResult
+	if err := json.Unmarshal(a.stdout.Bytes(), &res); err != nil || res.Login != "mona" || len(res.Missing) != 0 {
+		t.Errorf("result %+v %v", res, err)
+	}
+	if got, err := config.ReadSecretFile(filepath.Join(a.home, config.GitHubTokenFile)); err != nil || got.Reveal() != "ghp_cli" {
+		t.Errorf("saved %v %v", got, err)
+	}
+}
