@@ -45,6 +45,7 @@ type App struct {
 	closers    []func() error
 
 	collectorReg *collectorRegistry // see collectors(); daemon/collectors.go
+	approval     approvalParts      // gate, notify queue, executors; daemon/approval.go
 	llm          *router.Router     // the model router; daemon/router.go
 }
 
@@ -79,6 +80,10 @@ func Open(ctx context.Context, cfg *config.Config, opts Options) (*App, error) {
 	a.closers = append(a.closers, st.Close)
 	a.health.Success("store")
 
+	if err := a.openApproval(ctx); err != nil {
+		st.Close()
+		return nil, err
+	}
 	if err := a.openGoogle(ctx); err != nil {
 		st.Close()
 		return nil, err
@@ -93,6 +98,11 @@ func Open(ctx context.Context, cfg *config.Config, opts Options) (*App, error) {
 	backends.Collect = a.collectors()
 	backends.Usage = usageReport{st: st, cfg: cfg, now: opts.Now}
 	if err := a.openImporter(ctx, &backends); err != nil {
+		st.Close()
+		return nil, err
+	}
+	backends.Proposals = a.proposals()
+	if err := a.openTelegram(ctx, &backends); err != nil {
 		st.Close()
 		return nil, err
 	}

@@ -1,0 +1,343 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/omnibrain/omnibrain/api"
+	"github.com/omnibrain/omnibrain/approval"
+)
+
+func proposalsCommand() *command {
+	var state string
+	return &command{
+		name:    "proposals",
+		args:    "[--state S] | show ID",
+		summary: "list what omnibrain proposes to do (newest first), or show one proposal whole with its audit log",
+		flags: func(fs *flag.FlagSet) {
+			fs.StringVar(&state, "state", "", "only these states, comma-separated: pending, approved, executing, executed, failed, rejected, expired, snoozed, superseded")
+		},
+		run: func(ctx context.Context, e *env, args []string) error {
+			switch {
+			case len(args) == 2 && args[0] == "show":
+				return showProposal(ctx, e, args[1])
+			case len(args) > 0:
+				return usagef("proposals takes no arguments except: show ID")
+			}
+			c, err := e.api(ctx)
+			if err != nil {
+				return err
+			}
+			var states []string
+			if state != "" {
+				states = strings.Split(state, ",")
+			}
+			ps, err := c.Proposals(ctx, states...)
+			if err != nil {
+				return apiError(err)
+			}
+			if e.json {
+				return e.printJSON(ps)
+			}
+			if len(ps) == 0 {
+				e.printf("no proposals\n")
+				return nil
+			}
+			loc := e.location()
+			e.printf("%-10s  %-10s  %-16s  %-11s  %s\n", "ID", "STATE", "KIND", "EXPIRES", "TITLE")
+			for _, p := range ps {
+				e.printf("%-10s  %-10s  %-16s  %-11s  %s\n", p.ID, p.State, p.Kind, p.Expires.In(loc).Format("Jan 2 15:04"), p.Title)
+			}
+			return nil
+		},
+	}
+}
+
+// location is the owner's timezone for printing times.
+func (e *env) location() *time.Location {
+	if cfg, err := e.config(); err == nil && cfg.Location != nil {
+		return cfg.Location
+	}
+	return time.Local
+}
+
+func showProposal(ctx context.Context, e *env, id string) error {
+	c, err := e.api(ctx)
+	if err != nil {
+		return err
+	}
+	d, err := c.Proposal(ctx, id)
+	if err != nil {
+		return apiError(err)
+	}
+	if e.json {
+		return e.printJSON(d)
+	}
+	printProposal(e, d.Proposal)
+	e.printf("\naudit\n")
+	for _, a := range d.Audit {
+		line := fmt.Sprintf("  %s  %-10s %-14s", a.Time.In(e.location()).Format("2006-01-02 15:04:05"), a.Action, a.Actor)
+		if a.Detail != "" {
+			line += " " + a.Detail
+		}
+		e.printf("%s\n", line)
+	}
+	return nil
+}
+
+// printProposal prints the whole payload — what would be sent, exactly.
+func printProposal(e *env, p *approval.Proposal) {
+	loc := e.location()
+	e.printf("%s  %s  (%s)\n", p.ID, p.Title, p.State)
+	e.printf("kind     %s, proposed by %s %s, expires %s\n", p.Kind, p.Origin, p.Created.In(loc).Format("Jan 2 15:04"), p.Expires.In(loc).Format("Jan 2 15:04"))
+	if p.Reason != "" {
+		e.printf("why      %s\n", p.Reason)
+	}
+	if p.DecidedBy != "" {
+		e.printf("decided  by %s at %s\n", p.DecidedBy, p.Decided.In(loc).Format("Jan 2 15:04:05"))
+	}
+	if p.SupersededBy != "" {
+		e.printf("replaced by %s\n", p.SupersededBy)
+	}
+	if p.RemoteID != "" {
+		e.printf("remote   %s\n", p.RemoteID)
+	}
+	if p.Error != "" {
+		e.printf("error    %s\n", p.Error)
+	}
+	e.printf("hash     %s\n\n", p.PayloadHash)
+	switch p.Kind {
+	case approval.KindReply, approval.KindEmail, approval.KindForward:
+		var m approval.EmailPayload
+		if json.Unmarshal(p.Payload, &m) == nil {
+			e.printf("To: %s\n", strings.Join(m.To, ", "))
+			if len(m.Cc) > 0 {
+				e.printf("Cc: %s\n", strings.Join(m.Cc, ", "))
+			}
+			if len(m.Bcc) > 0 {
+				e.printf("Bcc: %s\n", strings.Join(m.Bcc, ", "))
+			}
+			e.printf("Subject: %s\n", m.Subject)
+			if m.InReplyTo != "" {
+				e.printf("In-Reply-To: %s\n", m.InReplyTo)
+			}
+			e.printf("\n%s\n", m.Body)
+			return
+		}
+	case approval.KindGitHubComment:
+		var g approval.GitHubCommentPayload
+		if json.Unmarshal(p.Payload, &g) == nil {
+			e.printf("Comment on %s/%s#%d:\n\n%s\n", g.Owner, g.Repo, g.Number, g.Body)
+			return
+		}
+	}
+	// Every other kind: the payload itself, all of it.
+	var v any
+	json.Unmarshal(p.Payload, &v)
+	b, _ := json.MarshalIndent(v, "", "  ")
+	e.printf("%s\n", b)
+}
+
+func approveCommand() *command {
+	var hash string
+	return &command{
+		name:    "approve",
+		args:    "ID [--hash H]",
+		summary: "approve a proposal: prints the exact payload and its hash, and approves that payload only",
+		flags: func(fs *flag.FlagSet) {
+			fs.StringVar(&hash, "hash", "", "approve only if the payload hash is this one (what you reviewed)")
+		},
+		run: func(ctx context.Context, e *env, args []string) error {
+			if len(args) != 1 {
+				return usagef("approve takes one proposal id")
+			}
+			c, err := e.api(ctx)
+			if err != nil {
+				return err
+			}
+			d, err := c.Proposal(ctx, args[0])
+			if err != nil {
+				return apiError(err)
+			}
+			shown := d.Proposal
+			if hash != "" && hash != shown.PayloadHash {
+				return fmt.Errorf("proposal %s has payload hash %s, not %s: review it again (omnibrain proposals show %s)", shown.ID, shown.PayloadHash, hash, shown.ID)
+			}
+			if !e.json {
+				e.printf("Approving exactly this:\n\n")
+				printProposal(e, shown)
+				e.printf("\n")
+			}
+			p, err := c.Approve(ctx, shown.ID, shown.PayloadHash)
+			if err != nil {
+				return apiError(err)
+			}
+			if e.json {
+				return e.printJSON(p)
+			}
+			switch p.State {
+			case approval.StateExecuted:
+				e.printf("approved and done (remote id %s)\n", p.RemoteID)
+			case approval.StateFailed:
+				return fmt.Errorf("approved, but it failed: %s (not retried)", p.Error)
+			default:
+				e.printf("approved: the daemon carries it out now (see omnibrain proposals show %s)\n", p.ID)
+			}
+			return nil
+		},
+	}
+}
+
+func rejectCommand() *command {
+	return &command{
+		name:    "reject",
+		args:    "ID",
+		summary: "reject a proposal: it will never be carried out",
+		run: func(ctx context.Context, e *env, args []string) error {
+			if len(args) != 1 {
+				return usagef("reject takes one proposal id")
+			}
+			c, err := e.api(ctx)
+			if err != nil {
+				return err
+			}
+			p, err := c.Reject(ctx, args[0])
+			if err != nil {
+				return apiError(err)
+			}
+			if e.json {
+				return e.printJSON(p)
+			}
+			e.printf("rejected %s: %s\n", p.ID, p.Title)
+			return nil
+		},
+	}
+}
+
+func editCommand() *command {
+	var body, file, payloadFile string
+	return &command{
+		name:    "edit",
+		args:    "ID [--body TEXT | --file F | --payload F]",
+		summary: "replace a proposal's text (or whole payload) by a new proposal that needs its own approval; without flags opens $EDITOR",
+		flags: func(fs *flag.FlagSet) {
+			fs.StringVar(&body, "body", "", "the new text (mail or comment body, event description)")
+			fs.StringVar(&file, "file", "", "read the new text from a file (- for standard input)")
+			fs.StringVar(&payloadFile, "payload", "", "read a whole new JSON payload from a file (- for standard input)")
+		},
+		run: func(ctx context.Context, e *env, args []string) error {
+			if len(args) != 1 {
+				return usagef("edit takes one proposal id")
+			}
+			set := 0
+			for _, v := range []string{body, file, payloadFile} {
+				if v != "" {
+					set++
+				}
+			}
+			if set > 1 {
+				return usagef("give only one of --body, --file and --payload")
+			}
+			c, err := e.api(ctx)
+			if err != nil {
+				return err
+			}
+			var req api.EditRequest
+			switch {
+			case body != "":
+				req.Body = &body
+			case file != "":
+				text, err := e.readInput(file)
+				if err != nil {
+					return err
+				}
+				req.Body = &text
+			case payloadFile != "":
+				raw, err := e.readInput(payloadFile)
+				if err != nil {
+					return err
+				}
+				if !json.Valid([]byte(raw)) {
+					return fmt.Errorf("%s is not valid JSON", payloadFile)
+				}
+				req.Payload = json.RawMessage(raw)
+			default:
+				d, err := c.Proposal(ctx, args[0])
+				if err != nil {
+					return apiError(err)
+				}
+				text, err := e.editInEditor(ctx, approval.Body(d.Proposal.Kind, d.Proposal.Payload))
+				if err != nil {
+					return err
+				}
+				req.Body = &text
+			}
+			p, err := c.Edit(ctx, args[0], req)
+			if err != nil {
+				return apiError(err)
+			}
+			if e.json {
+				return e.printJSON(p)
+			}
+			e.printf("%s replaces %s and needs its own approval:\n\n", p.ID, p.Supersedes)
+			printProposal(e, p)
+			e.printf("\napprove it with: omnibrain approve %s\n", p.ID)
+			return nil
+		},
+	}
+}
+
+func (e *env) readInput(path string) (string, error) {
+	if path == "-" {
+		b, err := io.ReadAll(e.stdin)
+		return string(b), err
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", err
+	}
+	return string(b), nil
+}
+
+// editInEditor lets the owner edit text in $VISUAL or $EDITOR.
+func (e *env) editInEditor(ctx context.Context, text string) (string, error) {
+	editor := e.getenv("VISUAL")
+	if editor == "" {
+		editor = e.getenv("EDITOR")
+	}
+	if editor == "" {
+		return "", usagef("no --body, --file or --payload given and $EDITOR is not set")
+	}
+	dir, err := os.MkdirTemp("", "omnibrain-edit-")
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "draft.txt")
+	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+		return "", err
+	}
+	parts := strings.Fields(editor)
+	cmd := exec.CommandContext(ctx, parts[0], append(parts[1:], path)...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, e.stderr
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("editor %s: %w", editor, err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", err
+	}
+	if string(b) == text {
+		return "", errors.New("the text is unchanged: nothing to do")
+	}
+	return string(b), nil
+}

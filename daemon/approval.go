@@ -1,0 +1,96 @@
+package daemon
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/omnibrain/omnibrain/approval"
+	"github.com/omnibrain/omnibrain/executor"
+	"github.com/omnibrain/omnibrain/internal/supervise"
+	"github.com/omnibrain/omnibrain/notify"
+)
+
+// approvalParts are the approval gate, the notification queue and the
+// executor registry: built first, because everything else proposes,
+// notifies or registers an executor.
+type approvalParts struct {
+	gate      *approval.Gate
+	queue     *notify.Queue
+	executors *executor.Registry
+	// policy decides when notifications are pushed; nil is
+	// notify.DefaultPolicy. The proactive engine sets its own before
+	// openTelegram (setNotifyPolicy).
+	policy notify.Policy
+}
+
+// openApproval builds the gate, the queue and the registry, and
+// supervises the outbox (execution of approved proposals, expiry, snooze,
+// superseding answered threads).
+func (a *App) openApproval(ctx context.Context) error {
+	p := &a.approval
+	p.queue = notify.NewQueue(a.store, a.log.With("component", "notify"))
+	p.executors = executor.NewRegistry()
+	gate, err := approval.NewGate(approval.GateOptions{
+		Store: a.store, Executors: p.executors, Notifier: p.queue,
+		Expiry: a.cfg.Approval.Expiry, Snooze: a.cfg.Approval.Snooze,
+		Log: a.log.With("component", "approval"), Now: a.store.Now,
+	})
+	if err != nil {
+		return err
+	}
+	p.gate = gate
+	gate.Subscribe(func(pr *approval.Proposal) {
+		switch pr.State {
+		case approval.StateExecuted:
+			a.health.Add("outbox", "executed", 1)
+		case approval.StateFailed:
+			a.health.Add("outbox", "failed", 1)
+		}
+	})
+	a.components = append(a.components, supervise.Component{Name: "outbox", Run: func(ctx context.Context) error {
+		a.health.Success("outbox")
+		return gate.RunOutbox(ctx)
+	}})
+	return nil
+}
+
+// registerExecutor makes ex the executor of kinds (the Gmail, Calendar and
+// GitHub wiring calls it).
+func (a *App) registerExecutor(ex approval.Executor, kinds ...approval.Kind) error {
+	if err := a.approval.executors.Register(ex, kinds...); err != nil {
+		return fmt.Errorf("daemon: %w", err)
+	}
+	return nil
+}
+
+// setNotifyPolicy replaces the default notification policy (deliver all
+// but silent); call it before openTelegram.
+func (a *App) setNotifyPolicy(p notify.Policy) { a.approval.policy = p }
+
+// Gate is the approval gate: agents and engines propose through it.
+func (a *App) Gate() *approval.Gate { return a.approval.gate }
+
+// Notifier is the durable notification queue.
+func (a *App) Notifier() *notify.Queue { return a.approval.queue }
+
+// proposals is the API's proposals backend: the gate itself while the
+// daemon runs (its outbox executes approvals); in a CLI process without a
+// daemon, an approval is also carried out before the answer.
+func (a *App) proposals() proposalsBackend { return proposalsBackend{Gate: a.approval.gate, app: a} }
+
+type proposalsBackend struct {
+	*approval.Gate
+	app *App
+}
+
+// Approve approves, and without a running daemon executes at once.
+func (b proposalsBackend) Approve(ctx context.Context, id, hash string, by approval.Owner) (*approval.Proposal, error) {
+	p, err := b.Gate.Approve(ctx, id, hash, by)
+	if err != nil || b.app.daemon {
+		return p, err
+	}
+	if err := b.Gate.ExecuteApproved(ctx); err != nil {
+		return nil, err
+	}
+	return b.Gate.Get(ctx, id)
+}

@@ -1,0 +1,112 @@
+package daemon
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/omnibrain/omnibrain/api"
+	"github.com/omnibrain/omnibrain/health"
+	"github.com/omnibrain/omnibrain/internal/supervise"
+	"github.com/omnibrain/omnibrain/notify"
+	"github.com/omnibrain/omnibrain/telegram"
+)
+
+// telegramFix is what the owner does to enable the bot.
+const telegramFix = "set OMNIBRAIN_TELEGRAM_TOKEN (a bot token from @BotFather), restart, then run: omnibrain telegram pair"
+
+// pairingTTL is how long a pairing code works.
+const pairingTTL = 10 * time.Minute
+
+// openTelegram serves pairing and, with a token, supervises the bot and
+// the delivery of the notification queue through it. It uses the
+// backends' search and chat for the owner's free text, so call it after
+// they are set.
+func (a *App) openTelegram(ctx context.Context, b *api.Backends) error {
+	b.Telegram = telegramPairing{a: a}
+	if !a.cfg.Telegram.Token.IsSet() {
+		a.health.Set(telegram.HealthName, health.Disabled, telegramFix)
+		return nil
+	}
+	opts := telegram.Options{
+		Token: a.cfg.Telegram.Token.Reveal(), APIURL: a.cfg.Telegram.APIURL, OwnerID: a.cfg.Telegram.OwnerID,
+		Store: a.store, Gate: a.approval.gate, Queue: a.approval.queue, Health: a.health,
+		Log: a.log.With("component", "telegram"), Now: a.store.Now, Location: a.cfg.Location,
+		Settings: a.telegramSettings(),
+	}
+	if b.Search != nil {
+		opts.Search = b.Search
+	}
+	if b.Chat != nil {
+		opts.Chat = chatReplies{chat: b.Chat}
+	}
+	bot, err := telegram.New(ctx, opts)
+	if err != nil {
+		return err
+	}
+	disp, err := notify.NewDispatcher(notify.DispatcherOptions{
+		Queue: a.approval.queue, Store: a.store, Sender: bot, Policy: a.approval.policy,
+		Log: a.log.With("component", "notify"), Now: a.store.Now, Health: a.health, HealthName: telegram.HealthName,
+	})
+	if err != nil {
+		return err
+	}
+	a.components = append(a.components,
+		supervise.Component{Name: telegram.HealthName, Run: bot.Run},
+		supervise.Component{Name: "notify", Run: disp.Run},
+	)
+	return nil
+}
+
+func (a *App) telegramSettings() string {
+	c := a.cfg
+	owner := "paired with /start CODE (omnibrain telegram pair)"
+	if c.Telegram.OwnerID != 0 {
+		owner = fmt.Sprintf("user %d (OMNIBRAIN_TELEGRAM_OWNER_ID)", c.Telegram.OwnerID)
+	}
+	quiet := "off"
+	if c.Notifications.QuietStart != "" {
+		quiet = c.Notifications.QuietStart + "–" + c.Notifications.QuietEnd
+	}
+	return fmt.Sprintf("Owner: %s\nTimezone: %s\nProposals expire after %s; snooze lasts %s\nQuiet hours: %s; at most %d non-critical notifications a day\nHome: %s",
+		owner, c.TimezoneName(), c.Approval.Expiry, c.Approval.Snooze, quiet, c.Notifications.DailyBudget, c.Home)
+}
+
+// chatReplies gives the bot the agent's chat answers as text with their sources.
+type chatReplies struct{ chat api.Chatter }
+
+func (c chatReplies) Reply(ctx context.Context, session, text string) (string, error) {
+	ans, err := c.chat.Chat(ctx, session, text, nil)
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	b.WriteString(ans.Text)
+	if len(ans.Citations) > 0 {
+		b.WriteString("\n\nSources:")
+		for _, ci := range ans.Citations {
+			fmt.Fprintf(&b, "\n[%d] %s · %s · %s", ci.N, ci.Title, ci.Source, ci.Time.Format("2 Jan 2006"))
+		}
+	}
+	return b.String(), nil
+}
+
+// telegramPairing makes pairing codes for `omnibrain telegram pair`.
+type telegramPairing struct{ a *App }
+
+func (t telegramPairing) Pair(ctx context.Context) (*api.PairResponse, error) {
+	cfg := t.a.cfg
+	if cfg.Telegram.OwnerID != 0 {
+		return nil, api.BadRequest("the owner is Telegram user %d by configuration (OMNIBRAIN_TELEGRAM_OWNER_ID): pairing is not needed", cfg.Telegram.OwnerID)
+	}
+	code, expires, err := telegram.NewPairingCode(ctx, t.a.store, t.a.store.Now(), pairingTTL)
+	if err != nil {
+		return nil, err
+	}
+	res := &api.PairResponse{Code: code, Expires: expires}
+	if !cfg.Telegram.Token.IsSet() {
+		res.Note = "no bot token is configured yet: " + telegramFix
+	}
+	return res, nil
+}
