@@ -152,6 +152,10 @@ type Fault struct {
 	// HTTP date); empty sends none.
 	RetryAfter string
 	Delay      time.Duration
+	// After serves the request normally first and then answers the error
+	// instead: the change happened but its answer was lost (a send that
+	// went out, then a 500).
+	After bool
 	// Times is how many matching requests it affects; 0 means until
 	// ClearFaults.
 	Times int
@@ -234,7 +238,11 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		s.mu.Unlock()
 	}()
 
-	if f := s.takeFault(r); f != nil {
+	f := s.takeFault(r)
+	if f != nil && f.After {
+		s.route(httptest.NewRecorder(), r)
+	}
+	if f != nil {
 		if f.Delay > 0 {
 			select {
 			case <-time.After(f.Delay):
@@ -254,7 +262,11 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	s.route(rec, r)
+}
 
+// route serves one request by its path.
+func (s *Server) route(rec http.ResponseWriter, r *http.Request) {
 	p := r.URL.Path
 	switch {
 	case p == "/token":
