@@ -37,7 +37,9 @@ func listAll(t *testing.T, call *calendar.EventsListCall) ([]*calendar.Event, st
 	return items, token
 }
 
-func dt(s, tz string) *fakegoogle.EventDateTime { return &fakegoogle.EventDateTime{DateTime: s, TimeZone: tz} }
+func dt(s, tz string) *fakegoogle.EventDateTime {
+	return &fakegoogle.EventDateTime{DateTime: s, TimeZone: tz}
+}
 
 func TestCalendarExpansionAndSync(t *testing.T) {
 	now := time.Date(2024, 3, 15, 12, 0, 0, 0, time.UTC)

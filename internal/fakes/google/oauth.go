@@ -14,13 +14,13 @@ import (
 
 // oauthState is the token endpoint's memory.
 type oauthState struct {
-	mu      sync.Mutex
-	n       int
-	codes   map[string]authCode
-	access  map[string]time.Time // access token → expiry
-	refresh map[string]bool      // refresh token → valid
-	deny    string               // consent answer: "" approves, else the error
-	authReqs []url.Values
+	mu        sync.Mutex
+	n         int
+	codes     map[string]authCode
+	access    map[string]time.Time // access token → expiry
+	refresh   map[string]bool      // refresh token → valid
+	deny      string               // consent answer: "" approves, else the error
+	authReqs  []url.Values
 	tokenReqs []url.Values
 }
 
