@@ -87,10 +87,15 @@ func newCollectorRegistry(log *slog.Logger, reg *health.Registry, n Notifier, no
 }
 
 // collectors returns the app's registry, creating it on first use so the
-// areas can register in any order.
+// areas can register in any order. It tells the owner through the
+// approval wiring's notification queue.
 func (a *App) collectors() *collectorRegistry {
 	if a.collectorReg == nil {
-		a.collectorReg = newCollectorRegistry(a.log, a.health, notify.NewQueue(a.store, a.log.With("component", "notify")), time.Now)
+		var n Notifier
+		if a.approval.queue != nil {
+			n = a.approval.queue
+		}
+		a.collectorReg = newCollectorRegistry(a.log, a.health, n, time.Now)
 	}
 	return a.collectorReg
 }

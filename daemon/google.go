@@ -8,9 +8,11 @@ import (
 
 	"golang.org/x/oauth2"
 
+	"github.com/omnibrain/omnibrain/approval"
 	"github.com/omnibrain/omnibrain/collectors/calendar"
 	"github.com/omnibrain/omnibrain/collectors/gmail"
 	"github.com/omnibrain/omnibrain/collectors/google"
+	"github.com/omnibrain/omnibrain/executor"
 	"github.com/omnibrain/omnibrain/health"
 )
 
@@ -93,6 +95,23 @@ func (a *App) openGoogle(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	// The executors the approval gate calls; without a token they fail
+	// with the command that fixes it.
+	mailExec, err := executor.NewGmail(executor.GmailOptions{Service: gmailSvc, FromName: a.cfg.Owner.Name, Log: a.log})
+	if err != nil {
+		return err
+	}
+	if err := a.registerExecutor(mailExec, approval.KindReply, approval.KindEmail, approval.KindForward); err != nil {
+		return err
+	}
+	calExec, err := executor.NewCalendar(executor.CalendarOptions{Service: calSvc, Location: a.cfg.Location, Log: a.log})
+	if err != nil {
+		return err
+	}
+	if err := a.registerExecutor(calExec, approval.KindCalendarCreate, approval.KindCalendarUpdate, approval.KindCalendarDelete, approval.KindCalendarRespond); err != nil {
+		return err
+	}
+
 	if !google.HasToken(gc.tokenPath) {
 		a.health.Set(gmail.Name, health.Disabled, gc.fix)
 		a.health.Set(calendar.Name, health.Disabled, gc.fix)
