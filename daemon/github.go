@@ -13,8 +13,10 @@ import (
 
 	gh "github.com/google/go-github/v62/github"
 
+	"github.com/omnibrain/omnibrain/approval"
 	ghcollect "github.com/omnibrain/omnibrain/collectors/github"
 	"github.com/omnibrain/omnibrain/config"
+	"github.com/omnibrain/omnibrain/executor"
 	"github.com/omnibrain/omnibrain/health"
 )
 
@@ -56,7 +58,9 @@ func (a *App) openGitHub(ctx context.Context) error {
 	if s, err := tok.get(); err != nil || !s.IsSet() {
 		a.health.Set(ghcollect.Name, health.Disabled, githubFix)
 	}
-	return nil
+	// Registered even without a token: an approved comment then fails with
+	// "no GitHub token" instead of "nothing can execute it".
+	return a.registerExecutor(executor.NewGitHubComment(client, a.log), approval.KindGitHubComment)
 }
 
 // githubError adapts collector errors to the scheduler: no token is "not

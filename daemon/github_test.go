@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/omnibrain/omnibrain/approval"
 	"github.com/omnibrain/omnibrain/config"
 	"github.com/omnibrain/omnibrain/health"
 	fakegithub "github.com/omnibrain/omnibrain/internal/fakes/github"
@@ -116,5 +117,30 @@ func TestGitHubEnvironmentTokenWinsOverFile(t *testing.T) {
 		if a != "Bearer ghp_right" {
 			t.Errorf("Authorization %q, want the environment's token", a)
 		}
+	}
+}
+
+func TestGitHubCommentExecutedThroughTheDaemonsGate(t *testing.T) {
+	e := newGitHubEnv(t, map[string]string{"OMNIBRAIN_GITHUB_TOKEN": "ghp_right"}, "")
+	ctx := context.Background()
+	g := e.app.Gate()
+	p, err := g.Propose(ctx, approval.Draft{Kind: approval.KindGitHubComment, Title: "Comment on acme/api#1", Origin: "agent",
+		Payload: approval.GitHubCommentPayload{Owner: "acme", Repo: "api", Number: 1, Body: "Looks good to me."}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.Approve(ctx, p.ID, p.PayloadHash, approval.APIOwner()); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.ExecuteApproved(ctx); err != nil {
+		t.Fatal(err)
+	}
+	got, err := g.Get(ctx, p.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	created := e.srv.Created()
+	if got.State != approval.StateExecuted || len(created) != 1 || !strings.HasPrefix(created[0].Body, "Looks good to me.\n\n<!-- omnibrain:") {
+		t.Errorf("state %s error %q; created %+v", got.State, got.Error, created)
 	}
 }
