@@ -54,6 +54,7 @@ func commands() []*command {
 		statusCommand(),
 		doctorCommand(),
 		serviceCommand(),
+		importCommand(),
 		chatCommand(),
 		proposalsCommand(),
 		approveCommand(),

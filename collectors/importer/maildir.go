@@ -105,6 +105,7 @@ func (r *run) maildir(root string) error {
 		if err := r.ctx.Err(); err != nil {
 			return err
 		}
+		r.done = int64(i + 1)
 		raw, err := readMessageFile(f.path)
 		switch {
 		case err != nil:
@@ -122,7 +123,7 @@ func (r *run) maildir(root string) error {
 				return err
 			}
 		}
-		r.advance(int64(i + 1))
+		r.advance(r.done)
 	}
 	return nil
 }

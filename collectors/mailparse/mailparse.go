@@ -392,7 +392,7 @@ func (m *Message) fillDate(h textproto.MIMEHeader, fromLine string) error {
 		m.warnf("%s: used the mbox From line's date", problem)
 		return nil
 	}
-	return fmt.Errorf("mailparse: no usable date: %s and no Received header or mbox From line with a date", problem)
+	return fmt.Errorf("mailparse: no usable date: %s, and neither a Received header nor an mbox From line has one", problem)
 }
 
 // exchangeName reads the display name of an Enron-style X-From header

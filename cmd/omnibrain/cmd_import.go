@@ -1,0 +1,162 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"golang.org/x/term"
+
+	"github.com/omnibrain/omnibrain/api"
+	"github.com/omnibrain/omnibrain/collectors/importer"
+)
+
+// importShownFailures is how many failures the human summary lists.
+const importShownFailures = 10
+
+func importCommand() *command {
+	return &command{
+		name: "import",
+		args: "mbox|maildir|jsonl PATH",
+		summary: "import a mail archive (an mbox such as a Google Takeout export, a maildir tree) or a JSONL file; " +
+			"importing the same source again adds nothing",
+		run: func(ctx context.Context, e *env, args []string) error {
+			if len(args) != 2 {
+				return usagef("import needs a format and a path: omnibrain import mbox|maildir|jsonl PATH")
+			}
+			format, path := args[0], args[1]
+			if !slices.Contains(importer.Formats, format) {
+				return usagef("import: unknown format %q (want %s)", format, strings.Join(importer.Formats, ", "))
+			}
+			abs, err := checkImportPath(format, path)
+			if err != nil {
+				return err
+			}
+			c, err := e.api(ctx)
+			if err != nil {
+				return err
+			}
+			p := newImportProgress(e.stderr)
+			sum, err := c.Import(ctx, api.ImportRequest{Format: format, Path: abs}, p.update)
+			p.finish()
+			if err != nil {
+				return apiError(err)
+			}
+			if e.json {
+				if err := e.printJSON(sum); err != nil {
+					return err
+				}
+			} else {
+				printImportSummary(e, sum)
+			}
+			if sum.Seen > 0 && sum.Added+sum.Updated+sum.Unchanged == 0 {
+				if e.json {
+					return errSilent
+				}
+				return fmt.Errorf("nothing in %s could be imported as %s (see the reasons above)", abs, format)
+			}
+			return nil
+		},
+	}
+}
+
+// checkImportPath resolves path against the current directory (the daemon
+// has its own) and checks it fits the format before anything is sent.
+func checkImportPath(format, path string) (string, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", err
+	}
+	fi, err := os.Stat(abs)
+	if errors.Is(err, os.ErrNotExist) {
+		return "", fmt.Errorf("import: %s does not exist", abs)
+	}
+	if err != nil {
+		return "", fmt.Errorf("import: %w", err)
+	}
+	switch {
+	case format == "maildir" && !fi.IsDir():
+		return "", usagef("import: %s is a file, not a maildir directory (for a single mbox file use: omnibrain import mbox %s)", abs, path)
+	case format != "maildir" && fi.IsDir():
+		hint := ""
+		if format == "mbox" {
+			hint = fmt.Sprintf(" (for a directory of messages use: omnibrain import maildir %s)", path)
+		}
+		return "", usagef("import: %s is a directory, not a %s file%s", abs, format, hint)
+	}
+	return abs, nil
+}
+
+// importProgress shows progress on stderr: a bar on a terminal, otherwise a
+// plain line every few seconds (what it says as added is durable).
+type importProgress struct {
+	w        io.Writer
+	bar      *progressbar.ProgressBar
+	terminal bool
+	last     time.Time
+	unit     string
+}
+
+func newImportProgress(w io.Writer) *importProgress {
+	f, ok := w.(*os.File)
+	return &importProgress{w: w, terminal: ok && term.IsTerminal(int(f.Fd()))}
+}
+
+func (p *importProgress) update(ev api.ImportProgress) {
+	if !p.terminal {
+		if time.Since(p.last) < 2*time.Second && ev.Done != ev.Total {
+			return
+		}
+		p.last = time.Now()
+		if ev.Total > 0 {
+			fmt.Fprintf(p.w, "import: %d/%d %s read, %d added\n", ev.Done, ev.Total, ev.Unit, ev.Added)
+		} else {
+			fmt.Fprintf(p.w, "import: %d %s read, %d added\n", ev.Done, ev.Unit, ev.Added)
+		}
+		return
+	}
+	if p.bar == nil || p.unit != ev.Unit {
+		p.unit = ev.Unit
+		p.bar = progressbar.NewOptions64(ev.Total,
+			progressbar.OptionSetWriter(p.w),
+			progressbar.OptionShowBytes(ev.Unit == "bytes"),
+			progressbar.OptionShowCount(),
+			progressbar.OptionSetPredictTime(true),
+			progressbar.OptionThrottle(100*time.Millisecond),
+			progressbar.OptionClearOnFinish(),
+			progressbar.OptionFullWidth(),
+		)
+	}
+	p.bar.Describe(fmt.Sprintf("importing, %d added", ev.Added))
+	p.bar.Set64(ev.Done)
+}
+
+func (p *importProgress) finish() {
+	if p.bar != nil {
+		p.bar.Finish()
+		p.bar.Clear()
+	}
+}
+
+func printImportSummary(e *env, s *api.ImportSummary) {
+	e.printf("imported %s (%s): %d seen in %.1fs\n", s.Path, s.Format, s.Seen, s.Seconds)
+	e.printf("  added      %d\n  updated    %d\n  unchanged  %d\n  failed     %d\n", s.Added, s.Updated, s.Unchanged, len(s.Failed))
+	if len(s.Failed) == 0 {
+		return
+	}
+	e.printf("failures:\n")
+	for i, f := range s.Failed {
+		if i == importShownFailures {
+			e.printf("  … and %d more (omnibrain import --json lists them all)\n", len(s.Failed)-i)
+			break
+		}
+		e.printf("  %s: %s\n", f.Where, f.Reason)
+	}
+}

@@ -1,0 +1,211 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/omnibrain/omnibrain/api"
+	"github.com/omnibrain/omnibrain/internal/testutil"
+	"github.com/omnibrain/omnibrain/store"
+)
+
+// ackLine is the plain progress line `import` prints when stderr is not a
+// terminal; what it reports as added is committed.
+var ackLine = regexp.MustCompile(`^import: (\d+)/(\d+) messages read, (\d+) added$`)
+
+// kill -9 during an import loses nothing already acknowledged, leaves a
+// sound database, and a re-run completes the import without duplicates.
+func TestImportKilledMidwayLosesNothingAcknowledged(t *testing.T) {
+	enron := testutil.SharedData(t, "mail/enron/maildir")
+	home := t.TempDir()
+	cmd := exec.Command(binary(t), "--home", home, "import", "maildir", enron)
+	cmd.Env = cleanEnv()
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	acked, total := -1, 0
+	var seenLines []string
+	sc := bufio.NewScanner(stderr)
+	for sc.Scan() {
+		seenLines = append(seenLines, sc.Text())
+		m := ackLine.FindStringSubmatch(sc.Text())
+		if m == nil {
+			continue
+		}
+		done, _ := strconv.Atoi(m[1])
+		total, _ = strconv.Atoi(m[2])
+		added, _ := strconv.Atoi(m[3])
+		if added > 0 && done < total {
+			if err := cmd.Process.Kill(); err != nil { // SIGKILL
+				t.Fatal(err)
+			}
+			acked = added
+			break
+		}
+	}
+	go func() {
+		for sc.Scan() { // drain whatever was buffered
+		}
+	}()
+	waitErr := cmd.Wait()
+	if acked < 0 {
+		t.Fatalf("the import finished (%v) before it acknowledged progress mid-way; stderr:\n%s", waitErr, strings.Join(seenLines, "\n"))
+	}
+	if ee, ok := waitErr.(*exec.ExitError); !ok || !ee.Sys().(syscall.WaitStatus).Signaled() {
+		t.Fatalf("import was not killed by the signal: %v", waitErr)
+	}
+
+	s, err := store.Open(context.Background(), filepath.Join(home, store.FileName), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored := countMaildir(t, s)
+	if ok, err := s.IntegrityCheck(context.Background()); err != nil || ok != "ok" {
+		t.Fatalf("integrity_check after kill -9 = %q, %v", ok, err)
+	}
+	s.Close()
+	if stored < int64(acked) || stored >= 2192 {
+		t.Fatalf("after kill -9: %d items stored, %d acknowledged (of %d)", stored, acked, total)
+	}
+	t.Logf("killed after %d acknowledged; %d were stored", acked, stored)
+
+	out, errOut, code := runCLI(t, home, "import", "maildir", enron, "--json")
+	if code != 0 {
+		t.Fatalf("re-run exit %d: %s", code, errOut)
+	}
+	var sum api.ImportSummary
+	if err := json.Unmarshal([]byte(out), &sum); err != nil {
+		t.Fatalf("--json output: %v\n%s", err, out)
+	}
+	if sum.Seen != 2195 || sum.Added != 2192-int(stored) || sum.Unchanged != int(stored) || sum.Updated != 0 || len(sum.Failed) != 3 {
+		t.Fatalf("re-run summary %+v (stored before: %d)", sum, stored)
+	}
+
+	s, err = store.Open(context.Background(), filepath.Join(home, store.FileName), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if n := countMaildir(t, s); n != 2192 {
+		t.Fatalf("%d items after the re-run, want 2192", n)
+	}
+	if ok, err := s.IntegrityCheck(context.Background()); err != nil || ok != "ok" {
+		t.Fatalf("integrity_check = %q, %v", ok, err)
+	}
+	// The full-text index holds exactly the stored rows.
+	if _, err := s.DB().Exec(`INSERT INTO items_fts (items_fts) VALUES ('integrity-check')`); err != nil {
+		t.Fatalf("fts integrity: %v", err)
+	}
+	var messages int
+	if err := s.DB().QueryRow(`SELECT COALESCE(SUM(messages), 0) FROM threads`).Scan(&messages); err != nil || messages != 2192 {
+		t.Fatalf("threads count %d mails (%v), want each of the 2192 once", messages, err)
+	}
+}
+
+func countMaildir(t *testing.T, s *store.Store) int64 {
+	t.Helper()
+	counts, err := s.CountItems(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range counts {
+		if c.Source == "maildir" {
+			return c.Items
+		}
+	}
+	return 0
+}
+
+// runImport runs the import command in-process.
+func runImport(t *testing.T, home string, args ...string) (string, string, error) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	err := run(context.Background(), append([]string{"--home", home, "import"}, args...), strings.NewReader(""), &out, &errOut,
+		func(string) string { return "" })
+	return out.String(), errOut.String(), err
+}
+
+func TestImportCommand(t *testing.T) {
+	fixtures, err := filepath.Abs(filepath.Join("..", "..", "collectors", "importer", "testdata"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	home := t.TempDir()
+	t.Chdir(fixtures)
+
+	// A relative path is resolved against the caller's directory.
+	out, _, err := runImport(t, home, "jsonl", "good.jsonl", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum api.ImportSummary
+	if err := json.Unmarshal([]byte(out), &sum); err != nil {
+		t.Fatalf("--json: %v\n%s", err, out)
+	}
+	if sum.Path != filepath.Join(fixtures, "good.jsonl") || sum.Added != 3 || sum.Seen != 3 {
+		t.Fatalf("summary %+v", sum)
+	}
+
+	out, _, err = runImport(t, home, "jsonl", "bad.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"added      2", "failed     6", "bad.jsonl: line 2: invalid JSON", `bad.jsonl: line 4: "time" "yesterday" is not RFC 3339`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("summary lacks %q:\n%s", want, out)
+		}
+	}
+
+	cases := []struct {
+		args  []string
+		usage bool
+		want  string
+	}{
+		{[]string{"jsonl"}, true, "import needs a format and a path"},
+		{[]string{"pst", "good.jsonl"}, true, `unknown format "pst"`},
+		{[]string{"maildir", "good.jsonl"}, true, "is a file, not a maildir directory"},
+		{[]string{"mbox", "."}, true, "use: omnibrain import maildir ."},
+		{[]string{"mbox", "missing.mbox"}, false, filepath.Join(fixtures, "missing.mbox") + " does not exist"},
+	}
+	for _, c := range cases {
+		_, _, err := runImport(t, home, c.args...)
+		var ue usageError
+		isUsage := errors.As(err, &ue)
+		if err == nil || isUsage != c.usage || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("import %v = %v (usage %v), want %q (usage %v)", c.args, err, isUsage, c.want, c.usage)
+		}
+	}
+}
+
+// The plain progress lines come at most every two seconds and end with the
+// final count.
+func TestImportProgressLines(t *testing.T) {
+	var buf bytes.Buffer
+	p := newImportProgress(&buf)
+	start := time.Now()
+	for i := int64(0); i <= 1000; i += 100 {
+		p.update(api.ImportProgress{Done: i, Total: 1000, Unit: "messages", Added: int(i)})
+	}
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	if time.Since(start) < 2*time.Second && len(lines) != 2 {
+		t.Fatalf("lines = %q, want the first and the last", lines)
+	}
+	if lines[len(lines)-1] != "import: 1000/1000 messages read, 1000 added" {
+		t.Fatalf("last line = %q", lines[len(lines)-1])
+	}
+}
