@@ -164,3 +164,40 @@ func TestAuthGitHubCommandLine(t *testing.T) {
 		t.Errorf("saved %v %v", got, err)
 	}
 }
+
+// TestGitHubFromAuthToCollect drives the CLI as the owner would: collect
+// says what to run, auth github saves the token, collect then stores the
+// review request, and a second collect adds nothing.
+func TestGitHubFromAuthToCollect(t *testing.T) {
+	a := newAuthEnv(t, fake.Options{Login: "mona", Token: "ghp_e2e", Scopes: []string{"repo", "notifications"}})
+	a.srv.AddIssue(fake.Issue{Repo: "acme/api", PR: true, Title: "Review me", Author: "alice", Reviewers: []string{"mona"}})
+	cli := func(stdin string, args ...string) (string, error) {
+		t.Helper()
+		var out, errOut bytes.Buffer
+		err := run(context.Background(), append([]string{"--home", a.home}, args...), strings.NewReader(stdin), &out, &errOut,
+			func(k string) string { return a.vars[k] })
+		return out.String() + errOut.String(), err
+	}
+	out, err := cli("", "collect", "github")
+	if err != nil || !strings.Contains(out, "disabled") || !strings.Contains(out, "omnibrain auth github") {
+		t.Fatalf("collect before auth: %v\n%s", err, out)
+	}
+	if out, err := cli("ghp_e2e\n", "auth", "github", "--token-stdin"); err != nil {
+		t.Fatalf("auth: %v\n%s", err, out)
+	}
+	out, err = cli("", "collect", "github", "--json")
+	if err != nil {
+		t.Fatalf("collect: %v\n%s", err, out)
+	}
+	var res []struct {
+		State  string `json:"state"`
+		Stored int    `json:"stored"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil || len(res) != 1 || res[0].State != "ok" || res[0].Stored != 1 {
+		t.Fatalf("collect after auth: %v %s", err, out)
+	}
+	out, _ = cli("", "collect", "github", "--json")
+	if err := json.Unmarshal([]byte(out), &res); err != nil || res[0].Stored != 0 {
+		t.Errorf("second collect: %v %s", err, out)
+	}
+}
