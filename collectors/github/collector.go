@@ -216,7 +216,7 @@ func (c *Collector) collectNotifications(ctx context.Context, res *Result) error
 		}
 		return nil
 	})
-	if first != nil {
+	if first != nil && first.Response != nil {
 		if secs, err := strconv.Atoi(first.Header.Get("X-Poll-Interval")); err == nil && secs > 0 {
 			c.nextNotes = now.Add(time.Duration(secs) * time.Second)
 		}
@@ -230,21 +230,40 @@ func (c *Collector) collectNotifications(ctx context.Context, res *Result) error
 	res.Seen += len(items)
 	next := notesCursor{LastModified: first.Header.Get("Last-Modified")}
 	cursor, _ := json.Marshal(next)
-	return c.store.Tx(ctx, func(tx *store.Tx) error {
+	stored, err := c.upsert(ctx, items, func(tx *store.Tx) error {
+		if next.LastModified == "" {
+			return nil
+		}
+		return tx.SetCursor(notesCursorName, string(cursor))
+	})
+	res.Stored += stored
+	return err
+}
+
+// upsert stores items with events, and then runs also, in one transaction;
+// it returns how many items were new or changed.
+func (c *Collector) upsert(ctx context.Context, items []*store.Item, also func(*store.Tx) error) (int, error) {
+	stored := 0
+	err := c.store.Tx(ctx, func(tx *store.Tx) error {
+		stored = 0
 		for _, it := range items {
 			r, err := tx.UpsertItem(it, store.UpsertOptions{Event: true})
 			if err != nil {
 				return err
 			}
 			if r.Created || r.Changed {
-				res.Stored++
+				stored++
 			}
 		}
-		if next.LastModified == "" {
-			return nil
+		if also != nil {
+			return also(tx)
 		}
-		return tx.SetCursor(notesCursorName, string(cursor))
+		return nil
 	})
+	if err != nil {
+		return 0, err
+	}
+	return stored, nil
 }
 
 // query is one issue search and the reason it gives its results.
@@ -297,6 +316,12 @@ func (c *Collector) collectIssues(ctx context.Context, used map[string]bool, res
 	}
 	for _, f := range own {
 		checks, fresh, err := c.checks(ctx, f.issue, used)
+		if errors.Is(err, errNoRepo) || isStatus(err, http.StatusNotFound, http.StatusUnprocessableEntity) {
+			// A PR gone since the search, or a commit GitHub no longer
+			// knows: keep the item, without checks.
+			c.log.Warn("skipping the checks of a pull request", "pr", issueKey(f.issue), "err", err)
+			continue
+		}
 		if err != nil {
 			return fmt.Errorf("github: checks of %s: %w", issueKey(f.issue), err)
 		}
@@ -320,21 +345,11 @@ func (c *Collector) collectIssues(ctx context.Context, used map[string]bool, res
 		items = append(items, it)
 	}
 	res.Seen += len(items)
-	err := c.store.Tx(ctx, func(tx *store.Tx) error {
-		for _, it := range items {
-			r, err := tx.UpsertItem(it, store.UpsertOptions{Event: true})
-			if err != nil {
-				return err
-			}
-			if r.Created || r.Changed {
-				res.Stored++
-			}
-		}
-		return nil
-	})
+	stored, err := c.upsert(ctx, items, nil)
 	if err != nil {
 		return err
 	}
+	res.Stored += stored
 	c.issuesStored = true
 	return nil
 }
@@ -559,6 +574,12 @@ func (c *Collector) get(ctx context.Context, u string, hdr http.Header, v any) (
 			return resp, false, err
 		}
 	}
+}
+
+// isStatus reports whether err is a GitHub error answer with one of codes.
+func isStatus(err error, codes ...int) bool {
+	var er *gh.ErrorResponse
+	return errors.As(err, &er) && er.Response != nil && slices.Contains(codes, er.Response.StatusCode)
 }
 
 func truncate(b []byte, n int) string {

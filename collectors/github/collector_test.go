@@ -524,6 +524,23 @@ func equalJSON(got, want any) bool {
 	}
 }
 
+func TestVanishedPullRequestKeepsItsItem(t *testing.T) {
+	h := newHarness(t, fake.Options{})
+	h.fake.AddIssue(fake.Issue{Repo: "owner/tool", PR: true, Title: "Mine", Author: "owner", HeadSHA: "abc"})
+	h.fake.AddIssue(fake.Issue{Repo: "owner/tool", PR: true, Title: "Also mine", Author: "owner", HeadSHA: "def"})
+	h.fake.SetCheckRuns("def", fake.CheckRun{Name: "build", Status: "completed", Conclusion: "failure"})
+	h.fake.Inject(fake.Fault{Path: "/repos/owner/tool/pulls/1", Status: http.StatusNotFound})
+	if res := h.collect(t); res.Stored != 2 {
+		t.Errorf("stored %d, want both PRs", res.Stored)
+	}
+	if got := h.item(t, "pr:owner/tool#1").Meta["checks"]; got != nil {
+		t.Errorf("checks of the vanished PR = %v, want none", got)
+	}
+	if got := h.item(t, "pr:owner/tool#2").Meta["checks"]; got != "failure" {
+		t.Errorf("checks of the other PR = %v", got)
+	}
+}
+
 func TestSecondPassAddsNothing(t *testing.T) {
 	h := newHarness(t, fake.Options{})
 	h.fake.AddNotification(fake.Notification{Repo: "acme/api", Number: 1, Title: "x", Reason: "mention"})

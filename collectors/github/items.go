@@ -84,6 +84,8 @@ func validRepo(full string) bool {
 	return ok && owner != "" && name != "" && !strings.Contains(name, "/")
 }
 
+var errNoRepo = errors.New("issue without a repository")
+
 // repoOf is an issue's owner/repo, from its repository_url
 // (…/repos/owner/repo).
 func repoOf(is *gh.Issue) (string, error) {
@@ -93,7 +95,7 @@ func repoOf(is *gh.Issue) (string, error) {
 	u := is.GetRepositoryURL()
 	i := strings.LastIndex(u, "/repos/")
 	if i < 0 || !validRepo(u[i+len("/repos/"):]) {
-		return "", fmt.Errorf("issue without a repository (repository_url %q)", u)
+		return "", fmt.Errorf("%w (repository_url %q)", errNoRepo, u)
 	}
 	return u[i+len("/repos/"):], nil
 }
