@@ -124,6 +124,9 @@ type Task struct {
 	MaxIterations int           `json:"max_iterations,omitempty"` // 0: the agent's limit
 	Deadline      time.Duration `json:"deadline,omitempty"`       // 0: the agent's deadline
 	Interactive   bool          `json:"interactive,omitempty"`    // the owner is waiting (chat)
+	// NoTools answers without offering tools (a general chat question):
+	// the tool definitions are most of a small prompt's tokens.
+	NoTools bool `json:"no_tools,omitempty"`
 	Session       string        `json:"session,omitempty"`
 	Origin        string        `json:"origin,omitempty"` // proposals' origin; default agent
 }
@@ -290,7 +293,10 @@ func (a *Agent) loop(parent context.Context, st *runState, emit func(Event)) (*A
 		st.Iteration++
 		msgs := append([]router.Message{{Role: router.RoleSystem, Content: a.systemPrompt(st)}}, st.Messages...)
 		msgs = win.fit(msgs, st.Pinned+1, &st.Summary)
-		req := router.Request{Task: st.Task.Route, Messages: msgs, Tools: tools.Specs(), Interactive: st.Task.Interactive}
+		req := router.Request{Task: st.Task.Route, Messages: msgs, Interactive: st.Task.Interactive}
+		if !st.Task.NoTools {
+			req.Tools = tools.Specs()
+		}
 		resp, err := a.opts.Model.Stream(ctx, req, func(d router.Delta) {
 			switch {
 			case d.Reset: // the router retries: what streamed so far is void

@@ -118,7 +118,7 @@ func (c *Chat) Chat(ctx context.Context, sessionID, text string, onEvent func(Ev
 	if c.opts.Agent != nil {
 		ans, err = c.opts.Agent.Run(ctx, Task{
 			Objective: text, Route: router.TaskChat, History: history, Items: items,
-			Instructions: chatInstructions, Interactive: true, Session: sessionID,
+			Instructions: chatInstructions, Interactive: true, Session: sessionID, NoTools: need == NeedGeneral,
 		}, func(ev Event) {
 			if ev.Type != EventDone { // chat sends its own done, after saving the session
 				emit(ev)

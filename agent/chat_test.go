@@ -43,6 +43,9 @@ func TestChatGreetingSkipsRetrieval(t *testing.T) {
 	if len(reqs) != 1 || reqs[0].Messages[len(reqs[0].Messages)-1].Content != "hi" {
 		t.Fatalf("the greeting was sent with retrieved data: %+v", reqs[0].Messages)
 	}
+	if len(reqs[0].Tools) != 0 {
+		t.Fatalf("a greeting was sent %d tool definitions", len(reqs[0].Tools))
+	}
 	if d := h.eventsOf(EventDone); len(d) != 1 || d[0].Answer.SessionID != ans.SessionID {
 		t.Fatalf("done events = %+v", d)
 	}

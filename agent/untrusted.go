@@ -26,6 +26,9 @@ var lookalike = regexp.MustCompile(`(?i)<{2,}|>{2,}|<\||\|>|end[\s\p{Z}]+untrust
 // neutralise rewrites delimiter look-alikes inside outside text so it
 // cannot close its own block or open a fake one.
 func neutralise(s string) string {
+	if !mayHoldLookalike(s) {
+		return s // the common case, without the regexp's cost
+	}
 	return lookalike.ReplaceAllStringFunc(s, func(m string) string {
 		switch {
 		case strings.HasPrefix(m, "<<"):
@@ -52,4 +55,20 @@ func wrapUntrusted(source, content string) string {
 		return r
 	}, source)
 	return fmt.Sprintf("%s source=%q>>>\n%s\n%s>>>", dataOpen, source, neutralise(strings.TrimRight(content, "\n")), dataClose)
+}
+
+// mayHoldLookalike is a cheap pre-check for neutralise: any angle-bracket
+// pair, <| or |>, or the word "untrusted" in any case.
+func mayHoldLookalike(s string) bool {
+	if strings.Contains(s, "<<") || strings.Contains(s, ">>") || strings.Contains(s, "<|") || strings.Contains(s, "|>") ||
+		strings.ContainsRune(s, 'ſ') { // folds to s: "untruſted" is the word too
+		return true
+	}
+	const word = "untrusted"
+	for i := 0; i+len(word) <= len(s); i++ {
+		if s[i]|0x20 == 'u' && strings.EqualFold(s[i:i+len(word)], word) {
+			return true
+		}
+	}
+	return false
 }

@@ -186,8 +186,12 @@ func (g *Graph) Frontier() []Frontier {
 	return out
 }
 
-// Render writes the frontier for the system prompt; "" when there is none.
+// Render writes the frontier for the system prompt; "" when there is none
+// (or no graph).
 func (g *Graph) Render() string {
+	if g == nil {
+		return ""
+	}
 	fr := g.Frontier()
 	if len(fr) == 0 {
 		return ""
