@@ -126,9 +126,9 @@ type Task struct {
 	Interactive   bool          `json:"interactive,omitempty"`    // the owner is waiting (chat)
 	// NoTools answers without offering tools (a general chat question):
 	// the tool definitions are most of a small prompt's tokens.
-	NoTools bool `json:"no_tools,omitempty"`
-	Session       string        `json:"session,omitempty"`
-	Origin        string        `json:"origin,omitempty"` // proposals' origin; default agent
+	NoTools bool   `json:"no_tools,omitempty"`
+	Session string `json:"session,omitempty"`
+	Origin  string `json:"origin,omitempty"` // proposals' origin; default agent
 }
 
 // ChainRef names a chain instance for the reasoning graph.
