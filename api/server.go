@@ -39,6 +39,9 @@ type Backends struct {
 	// Proposals and Telegram: api/proposals.go, api/telegram.go.
 	Proposals Proposals
 	Telegram  TelegramPairer
+	// Briefings and Explain: api/briefing.go (the proactive engine).
+	Briefings Briefer
+	Explain   Explainer
 }
 
 // Server routes and guards API requests.
@@ -63,6 +66,9 @@ func NewServer(log *slog.Logger, token string, b Backends) *Server {
 	s.mux.HandleFunc("GET /api/v1/proposals/{id}", s.handleProposal)
 	s.mux.HandleFunc("POST /api/v1/proposals/{id}/{action}", s.handleProposalDecision)
 	s.mux.HandleFunc("POST /api/v1/telegram/pair", s.handleTelegramPair)
+	s.mux.HandleFunc("POST /api/v1/briefings/{kind}", s.handleBriefing)
+	s.mux.HandleFunc("GET /api/v1/briefings", s.handleBriefings)
+	s.mux.HandleFunc("GET /api/v1/explain", s.handleExplain)
 	s.mux.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "not_found", fmt.Sprintf("no route %s %s", r.Method, r.URL.Path))
 	})

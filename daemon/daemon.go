@@ -47,6 +47,7 @@ type App struct {
 	collectorReg *collectorRegistry // see collectors(); daemon/collectors.go
 	approval     approvalParts      // gate, notify queue, executors; daemon/approval.go
 	llm          *router.Router     // the model router; daemon/router.go
+	proactive    proactiveParts     // triage, scheduler, briefings; daemon/proactive.go
 }
 
 // Options are what Open needs beyond the configuration.
@@ -102,6 +103,10 @@ func Open(ctx context.Context, cfg *config.Config, opts Options) (*App, error) {
 		return nil, err
 	}
 	backends.Proposals = a.proposals()
+	if err := a.openProactive(ctx, &backends); err != nil {
+		st.Close()
+		return nil, err
+	}
 	if err := a.openTelegram(ctx, &backends); err != nil {
 		st.Close()
 		return nil, err

@@ -865,3 +865,15 @@ func eventOf(it *store.Item) event {
 	ev.conflicts = slices.Compact(ev.conflicts)
 	return ev
 }
+
+// Stored lists stored briefings of kind (any if empty), newest first.
+func (e *Engine) Stored(ctx context.Context, kind string, limit int) ([]*store.Briefing, error) {
+	if kind != "" && !ValidKind(kind) {
+		return nil, fmt.Errorf("proactive: unknown briefing %q (want morning, evening or weekly)", kind)
+	}
+	bs, err := e.o.Store.Briefings(ctx, kind, limit)
+	if err != nil {
+		return nil, fmt.Errorf("proactive: %w", err)
+	}
+	return bs, nil
+}

@@ -60,6 +60,8 @@ func commands() []*command {
 		approveCommand(),
 		rejectCommand(),
 		editCommand(),
+		explainCommand(),
+		briefingCommand(),
 		telegramCommand(),
 		usageCommand(),
 		authCommand(),

@@ -16,6 +16,7 @@ import (
 	"github.com/omnibrain/omnibrain/approval"
 	"github.com/omnibrain/omnibrain/health"
 	"github.com/omnibrain/omnibrain/notify"
+	"github.com/omnibrain/omnibrain/proactive/schedule"
 	"github.com/omnibrain/omnibrain/router"
 	"github.com/omnibrain/omnibrain/store"
 )
@@ -66,6 +67,10 @@ type Options struct {
 	Now       func() time.Time
 	Consumer  string // default DefaultConsumer
 	Batch     int    // events per read (default 200)
+	// Interval is how often Run looks for new events (default 30s), on
+	// Clock (the wall clock when nil).
+	Interval time.Duration
+	Clock    schedule.Clock
 }
 
 // Triager consumes the item event log and triages mail.
@@ -93,7 +98,29 @@ func New(o Options) (*Triager, error) {
 	if o.Batch <= 0 {
 		o.Batch = 200
 	}
+	if o.Interval <= 0 {
+		o.Interval = 30 * time.Second
+	}
+	if o.Clock == nil {
+		o.Clock = schedule.RealClock{}
+	}
 	return &Triager{o: o}, nil
+}
+
+// Run triages new events every Interval until ctx is done. A failed pass
+// is reported in health and retried at the next interval: the events
+// stay in the log until they are decided.
+func (t *Triager) Run(ctx context.Context) error {
+	for {
+		if _, err := t.Pass(ctx); err != nil && ctx.Err() == nil {
+			t.o.Log.Error("triage pass failed; retrying at the next interval", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.o.Clock.After(t.o.Interval):
+		}
+	}
 }
 
 // Stats counts what one pass did.

@@ -1,0 +1,128 @@
+package daemon
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/omnibrain/omnibrain/api"
+	"github.com/omnibrain/omnibrain/internal/supervise"
+	"github.com/omnibrain/omnibrain/proactive"
+	"github.com/omnibrain/omnibrain/proactive/schedule"
+	"github.com/omnibrain/omnibrain/proactive/triage"
+	"github.com/omnibrain/omnibrain/store"
+)
+
+// proactiveParts are the proactive engine's pieces: triage of new mail
+// (component "proactive"), the scheduler of briefings, meeting preps,
+// follow-ups and patterns (component "scheduler"), and the notification
+// policy the Telegram delivery asks.
+type proactiveParts struct {
+	engine *proactive.Engine
+	triage *triage.Triager
+	sched  *schedule.Scheduler
+}
+
+// openProactive builds the engine from the configuration and sets its
+// notification policy; call it after openApproval and openRouter, and
+// before openTelegram (which takes the policy). The collectors' polls are
+// not scheduled here: the collectors schedule themselves.
+func (a *App) openProactive(ctx context.Context, b *api.Backends) error {
+	cfg := a.cfg
+	log := a.log.With("component", "proactive")
+	policy, err := proactive.NewPolicy(a.store, cfg.Notifications, cfg.Location, log)
+	if err != nil {
+		return err
+	}
+	a.setNotifyPolicy(policy)
+
+	var model triage.Model
+	var narrator proactive.Model
+	if a.llm != nil && a.llm.Available() {
+		model, narrator = a.llm, a.llm
+	}
+	p := &a.proactive
+	p.triage, err = triage.New(triage.Options{
+		Store: a.store, OwnerName: cfg.Owner.Name, Owner: cfg.Owner.Emails, VIPs: cfg.Owner.VIPs, Location: cfg.Location,
+		Model: model, Drafter: triage.ModelDrafter{Model: model, OwnerName: cfg.Owner.Name},
+		Proposer: a.approval.gate, Notifier: a.approval.queue,
+		Log: log.With("part", "triage"), Health: a.health, Now: a.store.Now,
+	})
+	if err != nil {
+		return err
+	}
+	p.engine, err = proactive.New(proactive.Options{
+		Store: a.store, Owner: cfg.Owner, Location: cfg.Location, Schedule: cfg.Schedule,
+		Model: narrator, Gate: a.approval.gate, Notifier: a.approval.queue,
+		Log: log, Health: a.health, Now: a.store.Now,
+	})
+	if err != nil {
+		return err
+	}
+	p.sched = schedule.New(schedule.Options{Location: cfg.Location, Log: a.log.With("component", "scheduler"), Health: a.health})
+	for _, j := range p.engine.Jobs() {
+		if err := p.sched.Add(j); err != nil {
+			return fmt.Errorf("proactive: %w", err)
+		}
+	}
+	a.components = append(a.components,
+		supervise.Component{Name: triage.HealthName, Run: p.triage.Run},
+		supervise.Component{Name: schedule.HealthName, Run: p.sched.Run},
+	)
+	b.Briefings = briefings{e: p.engine}
+	b.Explain = explainer{e: p.engine, a: a}
+	return nil
+}
+
+// briefings serves the API's briefings from the engine: a request runs the
+// same code as the schedule.
+type briefings struct{ e *proactive.Engine }
+
+func (b briefings) Briefing(ctx context.Context, kind string) (*api.Briefing, error) {
+	br, created, err := b.e.Briefing(ctx, kind, schedule.Run{Job: kind, Manual: true})
+	if err != nil {
+		return nil, err
+	}
+	out := wireBriefing(br)
+	out.New = created
+	return out, nil
+}
+
+func (b briefings) Briefings(ctx context.Context, kind string, limit int) ([]*api.Briefing, error) {
+	bs, err := b.e.Stored(ctx, kind, limit)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*api.Briefing, 0, len(bs))
+	for _, br := range bs {
+		out = append(out, wireBriefing(br))
+	}
+	return out, nil
+}
+
+func wireBriefing(b *store.Briefing) *api.Briefing {
+	return &api.Briefing{Kind: b.Kind, Day: b.Day, PeriodStart: b.PeriodStart, PeriodEnd: b.PeriodEnd, Created: b.Created,
+		Late: b.Late, Manual: b.Manual, Narrative: b.Narrative, Text: b.Text, Data: json.RawMessage(b.Data)}
+}
+
+// explainer serves `omnibrain explain`.
+type explainer struct {
+	e *proactive.Engine
+	a *App
+}
+
+func (x explainer) Explain(ctx context.Context, id string) (*api.Explanation, error) {
+	ex, err := x.e.Explain(ctx, id)
+	if errors.Is(err, proactive.ErrNotFound) {
+		return nil, fmt.Errorf("%w: no item or proposal has the id %q", api.ErrNotFound, id)
+	}
+	if err != nil {
+		return nil, err
+	}
+	detail, err := json.Marshal(ex)
+	if err != nil {
+		return nil, err
+	}
+	return &api.Explanation{ID: id, Text: proactive.FormatExplanation(ex, x.a.cfg.Location), Detail: detail}, nil
+}
