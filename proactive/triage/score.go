@@ -413,6 +413,13 @@ func bulkEvidence(r *Result, m Mail, text string, toOwner, ccOwner, known, owner
 	return total
 }
 
+// AsksSomething reports whether a mail's new text asks a question or
+// makes a request: what makes its sender wait for an answer.
+func AsksSomething(subject, body string) bool {
+	pts, _ := matchPhrases(strings.ToLower(subject+"\n"+body), requestPhrases)
+	return pts >= 8 || hasQuestion(body) || strings.Contains(subject, "?")
+}
+
 // isAutomated tells machine mail that may matter (alerts, bounces,
 // auto-replies) from newsletters.
 func isAutomated(m Mail) bool {
