@@ -30,6 +30,10 @@ type Mail struct {
 	Outbound bool
 }
 
+// maxRowsPerStatement keeps multi-row statements under SQLite's limit on
+// bound variables whatever a mail's recipient list holds.
+const maxRowsPerStatement = 500
+
 // maxReplyGap bounds what counts as a reply: a mail weeks after the last
 // one in a thread (subject-keyed threads reuse "Hello") is a new topic.
 const maxReplyGap = 30 * 24 * time.Hour
@@ -69,26 +73,34 @@ func (t *Tx) UpsertMail(it *Item, m Mail, opts UpsertOptions) (UpsertResult, err
 	return res, nil
 }
 
-// ownerSet returns which of the addresses are the owner's, in one query.
+// ownerSet returns which of the addresses are the owner's.
 func (t *Tx) ownerSet(from string, recipients []Address) (map[string]bool, error) {
-	args := []any{from}
+	addrs := []any{from}
 	for _, r := range recipients {
-		args = append(args, r.Email)
+		addrs = append(addrs, r.Email)
 	}
-	rows, err := t.tx.QueryContext(t.ctx, `SELECT address FROM owner_addresses WHERE address IN (`+placeholders(len(args))+`)`, args...)
-	if err != nil {
-		return nil, fmt.Errorf("owner addresses: %w", err)
-	}
-	defer rows.Close()
 	own := map[string]bool{}
-	for rows.Next() {
-		var a string
-		if err := rows.Scan(&a); err != nil {
+	for len(addrs) > 0 {
+		chunk := addrs[:min(len(addrs), maxRowsPerStatement)]
+		addrs = addrs[len(chunk):]
+		rows, err := t.tx.QueryContext(t.ctx, `SELECT address FROM owner_addresses WHERE address IN (`+placeholders(len(chunk))+`)`, chunk...)
+		if err != nil {
+			return nil, fmt.Errorf("owner addresses: %w", err)
+		}
+		for rows.Next() {
+			var a string
+			if err := rows.Scan(&a); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			own[a] = true
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
 			return nil, err
 		}
-		own[a] = true
 	}
-	return own, rows.Err()
+	return own, nil
 }
 
 // mailRow is a counted mail as thread and reply-time logic sees it.
@@ -136,15 +148,17 @@ func (t *Tx) countMail(itemID int64, it *Item, m Mail, from string, outbound boo
 	}
 
 	if outbound {
+		var to []Address
 		for _, r := range recipients {
 			if !owners[r.Email] {
-				if err := t.touchContact(r, when, false); err != nil {
-					return err
-				}
+				to = append(to, r)
 			}
 		}
+		if err := t.touchContacts(to, when, false); err != nil {
+			return err
+		}
 	} else if from != "" {
-		if err := t.touchContact(Address{Email: from, Name: m.From.Name}, when, true); err != nil {
+		if err := t.touchContacts([]Address{{Email: from, Name: m.From.Name}}, when, true); err != nil {
 			return err
 		}
 	}
@@ -158,21 +172,39 @@ func (t *Tx) countMail(itemID int64, it *Item, m Mail, from string, outbound boo
 	return t.countThreadMail(thread, it.Title, row, participants)
 }
 
-// touchContact counts one mail from (inbound) or to (outbound) a contact,
-// in one statement: names are merged by SQLite's JSON functions.
-func (t *Tx) touchContact(a Address, when int64, inbound bool) error {
-	name := strings.TrimSpace(a.Name)
-	names := "[]"
-	if name != "" {
-		b, _ := json.Marshal([]string{name})
-		names = string(b)
+// touchContacts counts one mail from (inbound) or to (outbound) each of
+// the contacts, in one statement: names are merged by SQLite's JSON
+// functions.
+func (t *Tx) touchContacts(as []Address, when int64, inbound bool) error {
+	if len(as) > maxRowsPerStatement {
+		if err := t.touchContacts(as[maxRowsPerStatement:], when, inbound); err != nil {
+			return err
+		}
+		as = as[:maxRowsPerStatement]
+	}
+	if len(as) == 0 {
+		return nil
 	}
 	in, out, lastIn, lastOut := 0, 1, int64(0), when
 	if inbound {
 		in, out, lastIn, lastOut = 1, 0, when, 0
 	}
+	now := ms(t.now)
+	args := make([]any, 0, 10*len(as))
+	rows := make([]string, 0, len(as))
+	for _, a := range as {
+		name := strings.TrimSpace(a.Name)
+		names := "[]"
+		if name != "" {
+			b, _ := json.Marshal([]string{name})
+			names = string(b)
+		}
+		rows = append(rows, `(?, ?, ?, ?, ?, ?, ?, ?, ?, EXISTS (SELECT 1 FROM vip_rules WHERE pattern = ? OR pattern = ?), ?)`)
+		_, domain, _ := strings.Cut(a.Email, "@")
+		args = append(args, a.Email, name, names, in, out, when, when, lastIn, lastOut, a.Email, "@"+domain, now)
+	}
 	_, err := t.exec(`INSERT INTO contacts (address, name, names, inbound, outbound, first_seen, last_seen, last_inbound, last_outbound, vip, updated)
-		VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6, ?7, ?8, EXISTS (SELECT 1 FROM vip_rules WHERE pattern = ?1 OR pattern = '@' || substr(?1, instr(?1, '@') + 1)), ?9)
+		VALUES `+strings.Join(rows, ", ")+`
 		ON CONFLICT (address) DO UPDATE SET
 			name = CASE WHEN excluded.name != '' AND excluded.last_seen >= contacts.last_seen THEN excluded.name ELSE contacts.name END,
 			names = CASE WHEN excluded.name = '' OR json_array_length(contacts.names) >= 20
@@ -184,8 +216,7 @@ func (t *Tx) touchContact(a Address, when int64, inbound bool) error {
 			last_seen = MAX(contacts.last_seen, excluded.last_seen),
 			last_inbound = MAX(contacts.last_inbound, excluded.last_inbound),
 			last_outbound = MAX(contacts.last_outbound, excluded.last_outbound),
-			updated = excluded.updated`,
-		a.Email, name, names, in, out, when, lastIn, lastOut, ms(t.now))
+			updated = excluded.updated`, args...)
 	return err
 }
 

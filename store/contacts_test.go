@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -201,4 +202,29 @@ func contactEqual(a, b Contact) bool {
 		a.LastInbound.Equal(b.LastInbound) && a.LastOutbound.Equal(b.LastOutbound) && a.VIP == b.VIP &&
 		a.OwnerReplies == b.OwnerReplies && a.OwnerReplyMedian == b.OwnerReplyMedian &&
 		a.TheirReplies == b.TheirReplies && a.TheirReplyMedian == b.TheirReplyMedian
+}
+
+// A mail to more recipients than one statement may bind still counts
+// every one of them.
+func TestUpsertMailHugeRecipientList(t *testing.T) {
+	s := openTest(t)
+	ctx := context.Background()
+	if err := s.AddOwnerAddresses(ctx, "config", "me@example.com"); err != nil {
+		t.Fatal(err)
+	}
+	var to []Address
+	for i := 0; i < 3000; i++ {
+		to = append(to, Address{Email: fmt.Sprintf("r%d@example.org", i), Name: fmt.Sprintf("R %d", i)})
+	}
+	putMail(t, s, mailFixture{id: "all-hands", thread: "h", subject: "All hands", from: me, to: to, at: t0})
+	for _, addr := range []string{"r0@example.org", "r777@example.org", "r2999@example.org"} {
+		c, err := s.Contact(ctx, addr)
+		if err != nil || c.Outbound != 1 {
+			t.Fatalf("%s: %+v, %v", addr, c, err)
+		}
+	}
+	th, err := s.Thread(ctx, "h")
+	if err != nil || len(th.Participants) != 3001 {
+		t.Fatalf("participants %d, %v", len(th.Participants), err)
+	}
 }

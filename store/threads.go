@@ -86,29 +86,37 @@ func (t *Tx) countThreadMail(thread, subject string, m mailRow, participants []s
 	if err != nil {
 		return fmt.Errorf("thread %s: %w", thread, err)
 	}
-	if len(participants) > 0 {
-		args := make([]any, 0, 2*len(participants))
-		for _, p := range participants {
+	for len(participants) > 0 {
+		chunk := participants[:min(len(participants), maxRowsPerStatement)]
+		participants = participants[len(chunk):]
+		args := make([]any, 0, 2*len(chunk))
+		for _, p := range chunk {
 			args = append(args, thread, p)
 		}
-		q := `INSERT OR IGNORE INTO thread_participants (thread, address) VALUES ` + strings.TrimSuffix(strings.Repeat("(?, ?),", len(participants)), ",")
+		q := `INSERT OR IGNORE INTO thread_participants (thread, address) VALUES ` + strings.TrimSuffix(strings.Repeat("(?, ?),", len(chunk)), ",")
 		if _, err := t.exec(q, args...); err != nil {
 			return fmt.Errorf("thread %s: %w", thread, err)
 		}
 	}
 
+	if !exists {
+		return nil // the thread's first mail answers nothing and nothing answers it yet
+	}
 	prev, err := t.neighbour(thread, m, false)
 	if err != nil {
 		return err
 	}
-	if err := t.setReplyTime(m, prev); err != nil {
+	if err := t.setReplyTime(m, prev, true); err != nil {
 		return err
+	}
+	if cur.LastItemID == m.itemID {
+		return nil // the latest mail: nothing after it to re-pair
 	}
 	next, err := t.neighbour(thread, m, true)
 	if err != nil || next == nil {
 		return err
 	}
-	return t.setReplyTime(*next, &m)
+	return t.setReplyTime(*next, &m, false)
 }
 
 // neighbour returns the counted mail just before (or after) m in its thread.
@@ -131,11 +139,11 @@ func (t *Tx) neighbour(thread string, m mailRow, after bool) (*mailRow, error) {
 }
 
 // setReplyTime records how long reply took to answer prev, or removes the
-// record when reply does not answer it: no predecessor, the same
+// record (unless reply is fresh: just stored) when reply does not answer it: no predecessor, the same
 // direction, bulk mail on either side, too long after, or not between the
 // same two people (a forward of a contact's mail to someone else is not an
 // answer to the contact).
-func (t *Tx) setReplyTime(reply mailRow, prev *mailRow) error {
+func (t *Tx) setReplyTime(reply mailRow, prev *mailRow, fresh bool) error {
 	var contact, dir string
 	switch {
 	case prev == nil || prev.outbound == reply.outbound || prev.bulk || reply.bulk ||
@@ -146,6 +154,9 @@ func (t *Tx) setReplyTime(reply mailRow, prev *mailRow) error {
 		contact, dir = reply.sender, "contact" // they answered the owner
 	}
 	if contact == "" {
+		if fresh {
+			return nil // a new mail has no record to remove
+		}
 		_, err := t.exec(`DELETE FROM reply_times WHERE item_id = ?`, reply.itemID)
 		return err
 	}
