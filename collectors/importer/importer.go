@@ -9,6 +9,7 @@ package importer
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -124,7 +125,7 @@ func (im *Importer) Import(ctx context.Context, format, path string, progress fu
 		return nil, usageErr("unknown format %q (want %s)", format, strings.Join(Formats, ", "))
 	}
 	run := &run{im: im, ctx: ctx, progress: progress, sum: &Summary{Format: format, Path: path},
-		seen: map[string]bool{}, sentFrom: map[string]int{}, start: im.now()}
+		seen: map[[16]byte]bool{}, sentFrom: map[string]int{}, start: im.now()}
 	switch format {
 	case "mbox":
 		err = run.mbox(path, fi.Size())
@@ -161,9 +162,9 @@ type run struct {
 	start    time.Time
 
 	pending  []record
-	owners   []string        // learned owner addresses not yet saved
-	seen     map[string]bool // external ids of this run: a repeat is a duplicate, not an update
-	sentFrom map[string]int  // From addresses of sent mail, to learn the owner's
+	owners   []string          // learned owner addresses not yet saved
+	seen     map[[16]byte]bool // hashed ids of this run: a repeat is a duplicate, not an update
+	sentFrom map[string]int    // From addresses of sent mail, to learn the owner's
 
 	done, total int64
 	unit        string
@@ -177,7 +178,9 @@ func (r *run) fail(where, reason string) {
 // add queues a parsed item, flushing when the batch is full.
 func (r *run) add(rec record) error {
 	r.sum.Seen++
-	key := rec.item.Source + "\x00" + rec.item.ExternalID
+	// A hash, not the id: a Takeout of a million mails keeps this map small.
+	sum := sha256.Sum256([]byte(rec.item.Source + "\x00" + rec.item.ExternalID))
+	key := [16]byte(sum[:16])
 	if r.seen[key] {
 		r.sum.Unchanged++ // the same message twice in one archive: stored once
 		return nil

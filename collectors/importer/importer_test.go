@@ -455,20 +455,28 @@ func TestImportMaildirLayout(t *testing.T) {
 	write(".Sent/cur/4.host:2,S", mail("s1", "me@x.com", "ann@x.com"))
 	write(".Sent/cur/5.host:2,S", mail("s2", "me@x.com", "bob@x.com"))
 	write(".Archive.2001/cur/6.host", mail("a1", "bob@x.com", "me@x.com"))
+	write("All Mail/cur/7.host", mail("in1", "ann@x.com", "me@x.com")) // the inbox mail again, as IMAP syncs of Gmail have it
 	write("dovecot-uidlist", "3 V1 N2\n")
 	write(".Sent/maildirfolder", "")
 	write("notes/readme.txt", "this is not a mail at all")
 
 	s := openStore(t)
-	sum, err := New(Options{Store: s}).Import(context.Background(), "maildir", root, nil)
+	im := New(Options{Store: s})
+	sum, err := im.Import(context.Background(), "maildir", root, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkSums(t, sum, 6)
-	if sum.Added != 5 || len(sum.Failed) != 1 || !strings.HasSuffix(sum.Failed[0].Where, "notes/readme.txt") {
+	checkSums(t, sum, 7)
+	if sum.Added != 5 || sum.Unchanged != 1 || len(sum.Failed) != 1 || !strings.HasSuffix(sum.Failed[0].Where, "notes/readme.txt") {
 		t.Fatalf("summary %+v", sum)
 	}
-	folders := map[string]string{"in1": "", "in2": "", "s1": "Sent", "s2": "Sent", "a1": "Archive/2001"}
+	// The duplicate does not flip the stored copy's folder back and forth.
+	again, err := im.Import(context.Background(), "maildir", root, nil)
+	if err != nil || again.Added != 0 || again.Updated != 0 || again.Unchanged != 6 {
+		t.Fatalf("second import %+v, %v", again, err)
+	}
+	// in1 is stored from "All Mail", the first copy in walk order.
+	folders := map[string]string{"in1": "All Mail", "in2": "", "s1": "Sent", "s2": "Sent", "a1": "Archive/2001"}
 	for id, folder := range folders {
 		it, err := s.ItemByExternalID(context.Background(), "maildir", id)
 		if err != nil {
