@@ -346,6 +346,20 @@ func (s *Server) Sent() []Message {
 	return out
 }
 
+// CountSent counts the messages the bot sent to chat (cheaper than SentTo
+// for waiting on many).
+func (s *Server) CountSent(chatID int64) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, m := range s.sent {
+		if m.ChatID == chatID {
+			n++
+		}
+	}
+	return n
+}
+
 // SentTo returns the messages the bot sent to chat.
 func (s *Server) SentTo(chatID int64) []Message {
 	var out []Message

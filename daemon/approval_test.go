@@ -1,0 +1,450 @@
+package daemon
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/mail"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/omnibrain/omnibrain/api"
+	"github.com/omnibrain/omnibrain/approval"
+	"github.com/omnibrain/omnibrain/collectors/google"
+	"github.com/omnibrain/omnibrain/config"
+	"github.com/omnibrain/omnibrain/health"
+	fakegoogle "github.com/omnibrain/omnibrain/internal/fakes/google"
+	faketg "github.com/omnibrain/omnibrain/internal/fakes/telegram"
+	"github.com/omnibrain/omnibrain/store"
+	"github.com/omnibrain/omnibrain/telegram"
+)
+
+const tgToken = "987654:daemon-e2e-token"
+
+var (
+	tgOwner    = faketg.User{ID: 4242, FirstName: "Owner"}
+	tgStranger = faketg.User{ID: 13, FirstName: "Stranger"}
+)
+
+// settable is the daemon's clock in these tests.
+type settable struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *settable) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *settable) Add(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+// approvalE2E runs the real daemon (App.Run: supervisor, outbox, bot,
+// notification delivery, collectors) against the fake Telegram and the
+// fake Gmail, through go-telegram/bot and google.golang.org/api.
+type approvalE2E struct {
+	t      testing.TB
+	cfg    *config.Config
+	clock  *settable
+	google *fakegoogle.Server
+	tg     *faketg.Server
+	app    *App
+	cancel context.CancelFunc
+	done   chan error
+}
+
+func newApprovalE2E(t testing.TB) *approvalE2E {
+	t.Helper()
+	e := &approvalE2E{t: t, clock: &settable{t: time.Now().UTC()}}
+	e.google = fakegoogle.New(t, fakegoogle.Options{RequireAuth: true})
+	e.tg = faketg.New(tgToken)
+	t.Cleanup(e.tg.Close)
+	e.tg.OpenChat(tgOwner.ID)
+	cfg := config.Default(t.TempDir())
+	cfg.Google.APIURL, cfg.Google.TokenURL, cfg.Google.AuthURL = e.google.URL, e.google.TokenURL(), e.google.AuthURL()
+	cfg.Google.ClientID, cfg.Google.ClientSecret = e.google.ClientID(), config.Secret(e.google.ClientSecret())
+	cfg.Telegram.Token, cfg.Telegram.APIURL, cfg.Telegram.OwnerID = tgToken, e.tg.URL(), tgOwner.ID
+	cfg.Location = time.UTC
+	// The notification policy is not under test: no quiet hours, no budget.
+	cfg.Notifications.QuietStart, cfg.Notifications.QuietEnd, cfg.Notifications.DailyBudget = "", "", 100000
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	e.cfg = cfg
+	tok := e.google.IssueToken(240 * time.Hour)
+	data := `{"access_token":"` + tok.AccessToken + `","refresh_token":"` + tok.RefreshToken + `","expiry":"` + tok.Expiry.Format(time.RFC3339) + `"}`
+	if err := google.ImportToken(cfg.Path(google.TokenFileName), []byte(data), time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	e.start()
+	t.Cleanup(e.stop)
+	return e
+}
+
+func (e *approvalE2E) start() {
+	e.t.Helper()
+	app, err := Open(context.Background(), e.cfg, Options{Now: e.clock.Now})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	e.app, e.cancel, e.done = app, cancel, make(chan error, 1)
+	go func() { e.done <- app.Run(ctx) }()
+	e.wait("the bot registered its commands", func() bool { return len(e.tg.Commands()) > 0 })
+}
+
+// stop ends the daemon as a kill would: whatever is in flight stays as it is.
+func (e *approvalE2E) stop() {
+	if e.cancel == nil {
+		return
+	}
+	e.cancel()
+	if err := <-e.done; err != nil {
+		e.t.Errorf("daemon: %v", err)
+	}
+	e.app.Close()
+	e.cancel = nil
+}
+
+func (e *approvalE2E) wait(what string, cond func() bool) {
+	e.t.Helper()
+	if !e.tg.WaitUntil(20*time.Second, cond) {
+		e.t.Fatalf("timed out waiting for %s", what)
+	}
+}
+
+// waitGoogle polls the Gmail fake, which has no change signal.
+func (e *approvalE2E) waitGoogle(what string, cond func() bool) {
+	e.t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			e.t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func (e *approvalE2E) propose(body string) *approval.Proposal {
+	e.t.Helper()
+	p, err := e.app.Gate().Propose(context.Background(), approval.Draft{Kind: approval.KindReply, Origin: "proactive", Reason: "Alice asked for the Q3 numbers",
+		Payload: approval.EmailPayload{To: []string{"Alice Example <alice@example.org>"}, Cc: []string{"bob@example.org"}, Subject: "Re: Q3 numbers",
+			Body: body, InReplyTo: "<q3-question@example.org>", References: []string{"<q3-question@example.org>"}}})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return p
+}
+
+// shown waits for p's message with its buttons in the owner's chat.
+func (e *approvalE2E) shown(p *approval.Proposal) faketg.Message {
+	e.t.Helper()
+	var msg faketg.Message
+	e.wait("proposal "+p.ID+" in Telegram", func() bool {
+		for _, m := range e.tg.SentTo(tgOwner.ID) {
+			if m.Keyboard != nil && strings.Contains(m.Keyboard[0][0].CallbackData, p.ID) {
+				msg = m
+				return true
+			}
+		}
+		return false
+	})
+	return msg
+}
+
+func button(m faketg.Message, label string) string {
+	for _, row := range m.Keyboard {
+		for _, b := range row {
+			if strings.Contains(b.Text, label) {
+				return b.CallbackData
+			}
+		}
+	}
+	return ""
+}
+
+func (e *approvalE2E) answer(qid string) string {
+	e.t.Helper()
+	var text string
+	e.wait("the answer to "+qid, func() bool {
+		for _, a := range e.tg.Answers() {
+			if a.CallbackQueryID == qid {
+				text = a.Text
+				return true
+			}
+		}
+		return false
+	})
+	return text
+}
+
+func (e *approvalE2E) proposal(id string) *approval.Proposal {
+	e.t.Helper()
+	p, err := e.app.Gate().Get(context.Background(), id)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return p
+}
+
+func (e *approvalE2E) sends() int { return e.google.CountRequests("POST", "/gmail/v1/users/me/messages/send") }
+
+// bodyOf returns a sent message's body with CRLF as LF.
+func bodyOf(t testing.TB, raw []byte) string {
+	m, err := mail.ReadMessage(bytes.NewReader(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(m.Body)
+	return strings.TrimRight(strings.ReplaceAll(string(b), "\r\n", "\n"), "\n")
+}
+
+func TestE2EOwnerPressSendsExactlyTheApprovedMailOnce(t *testing.T) {
+	e := newApprovalE2E(t)
+	body := "Hi Alice,\n\nthe Q3 numbers are final: revenue 1.2M, costs 0.8M.\n\nBest,\nOwner"
+	p := e.propose(body)
+	m := e.shown(p)
+	for _, want := range []string{"Alice Example &lt;alice@example.org&gt;", "bob@example.org", "Re: Q3 numbers", "revenue 1.2M, costs 0.8M.", "Alice asked for the Q3 numbers"} {
+		if !strings.Contains(m.Text, want) {
+			t.Errorf("the approval message lacks %q:\n%s", want, m.Text)
+		}
+	}
+
+	// A stranger's press (even with the right data) does nothing.
+	_, qs := e.tg.Press(tgStranger, tgOwner.ID, m.ID, button(m, "Send"))
+	if got := e.answer(qs); got != "Not available." {
+		t.Errorf("stranger answered %q", got)
+	}
+	if e.proposal(p.ID).State != approval.StatePending || e.sends() != 0 {
+		t.Fatal("a stranger's press had an effect")
+	}
+
+	// The owner presses Send twice in a row.
+	_, q1 := e.tg.Press(tgOwner, tgOwner.ID, m.ID, button(m, "Send"))
+	_, q2 := e.tg.Press(tgOwner, tgOwner.ID, m.ID, button(m, "Send"))
+	if got := e.answer(q1); !strings.Contains(got, "Approved") {
+		t.Errorf("first press answered %q", got)
+	}
+	if got := e.answer(q2); !strings.Contains(got, "Nothing changed") {
+		t.Errorf("second press answered %q", got)
+	}
+	e.waitGoogle("the send", func() bool { return len(e.google.Sent()) == 1 })
+	e.wait("the message edited to Sent, without buttons", func() bool {
+		cur, _ := e.tg.Message(tgOwner.ID, m.ID)
+		return cur.Keyboard == nil && strings.Contains(cur.Text, "Sent")
+	})
+	time.Sleep(200 * time.Millisecond)
+	e.app.Gate().Kick()
+	time.Sleep(200 * time.Millisecond)
+	if n := e.sends(); n != 1 {
+		t.Fatalf("%d messages.send requests, want exactly 1", n)
+	}
+	sent := e.google.Sent()[0]
+	h := sent.Header
+	if !strings.Contains(h.Get("To"), "alice@example.org") || !strings.Contains(h.Get("Cc"), "bob@example.org") || h.Get("Subject") != "Re: Q3 numbers" ||
+		h.Get("In-Reply-To") != "<q3-question@example.org>" || h.Get("Message-Id") == "" {
+		t.Errorf("headers %v", h)
+	}
+	if got := bodyOf(t, sent.Raw); got != body {
+		t.Errorf("sent body\n%q\nwant the approved\n%q", got, body)
+	}
+	final := e.proposal(p.ID)
+	if final.State != approval.StateExecuted || final.DecidedBy != fmt.Sprintf("telegram:%d", tgOwner.ID) || final.RemoteID == "" {
+		t.Errorf("proposal %+v", final)
+	}
+	for _, s := range e.tg.Sent() {
+		if s.ChatID != tgOwner.ID {
+			t.Errorf("a message went to chat %d", s.ChatID)
+		}
+	}
+	if c, _ := e.app.Health().Get("outbox"); c.Counters["executed"] != 1 {
+		t.Errorf("outbox health %+v", c)
+	}
+}
+
+func TestE2EPressAfterExpirySendsNothing(t *testing.T) {
+	e := newApprovalE2E(t)
+	p := e.propose("late")
+	m := e.shown(p)
+	e.clock.Add(e.cfg.Approval.Expiry + time.Minute)
+	_, q := e.tg.Press(tgOwner, tgOwner.ID, m.ID, button(m, "Send"))
+	if got := e.answer(q); !strings.Contains(got, "expired") {
+		t.Errorf("answered %q", got)
+	}
+	e.wait("the message edited to Expired", func() bool {
+		cur, _ := e.tg.Message(tgOwner.ID, m.ID)
+		return cur.Keyboard == nil && strings.Contains(cur.Text, "Expired")
+	})
+	if n := e.sends(); n != 0 || e.proposal(p.ID).State != approval.StateExpired {
+		t.Errorf("%d sends, state %s", n, e.proposal(p.ID).State)
+	}
+}
+
+func TestE2EEditNeverSendsTheOldPayload(t *testing.T) {
+	e := newApprovalE2E(t)
+	old := e.propose("the first draft")
+	m := e.shown(old)
+	_, q := e.tg.Press(tgOwner, tgOwner.ID, m.ID, button(m, "Edit"))
+	e.answer(q)
+	e.tg.SendText(tgOwner, "the corrected draft")
+	var nw *approval.Proposal
+	e.wait("the new draft", func() bool {
+		ps, _ := e.app.Gate().List(context.Background(), approval.ListOptions{States: []approval.State{approval.StatePending}})
+		if len(ps) == 1 && ps[0].Supersedes == old.ID {
+			nw = ps[0]
+			return true
+		}
+		return false
+	})
+	mn := e.shown(nw)
+	// The old message's Send does nothing now.
+	_, q2 := e.tg.Press(tgOwner, tgOwner.ID, m.ID, button(m, "Send"))
+	if got := e.answer(q2); !strings.Contains(got, "superseded") {
+		t.Errorf("old Send answered %q", got)
+	}
+	time.Sleep(100 * time.Millisecond)
+	if e.sends() != 0 {
+		t.Fatal("something was sent before the new draft was approved")
+	}
+	_, q3 := e.tg.Press(tgOwner, tgOwner.ID, mn.ID, button(mn, "Send"))
+	e.answer(q3)
+	e.waitGoogle("the send", func() bool { return len(e.google.Sent()) == 1 })
+	if got := bodyOf(t, e.google.Sent()[0].Raw); got != "the corrected draft" {
+		t.Errorf("sent %q", got)
+	}
+	time.Sleep(200 * time.Millisecond)
+	if n := e.sends(); n != 1 {
+		t.Errorf("%d sends", n)
+	}
+	if e.proposal(old.ID).State != approval.StateSuperseded {
+		t.Errorf("old state %s", e.proposal(old.ID).State)
+	}
+}
+
+// The daemon dies while the mail is executing: Gmail has it, the answer
+// never came back. After a restart the outbox finds it by its Message-ID
+// and does not send it again.
+func TestE2EKilledWhileExecutingStillSendsOnce(t *testing.T) {
+	e := newApprovalE2E(t)
+	p := e.propose("sent once, whatever happens")
+	m := e.shown(p)
+	e.google.InjectFault(fakegoogle.Fault{Method: "POST", Path: "/gmail/v1/users/me/messages/send", After: true, Delay: time.Hour, Status: 500, Times: 1})
+	_, q := e.tg.Press(tgOwner, tgOwner.ID, m.ID, button(m, "Send"))
+	e.answer(q)
+	e.waitGoogle("the send to reach Gmail", func() bool { return len(e.google.Sent()) == 1 })
+	e.stop() // killed before Gmail answered
+	st, err := store.Open(context.Background(), e.cfg.Path(store.FileName), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	row, err := st.Proposal(context.Background(), p.ID)
+	st.Close()
+	if err != nil || row.State != string(approval.StateExecuting) {
+		t.Fatalf("after the kill the proposal is %v (%v), want executing", row, err)
+	}
+	e.start()
+	e.waitGoogle("the restart to resolve it", func() bool { return e.proposal(p.ID).State == approval.StateExecuted })
+	time.Sleep(200 * time.Millisecond)
+	if n := len(e.google.Sent()); n != 1 || e.sends() != 1 {
+		t.Errorf("%d mails in Gmail, %d send requests; want 1 and 1", n, e.sends())
+	}
+	audit, _ := e.app.Gate().Audit(context.Background(), p.ID, 0)
+	if last := audit[len(audit)-1]; last.Action != "executed" || !strings.Contains(last.Detail, "after a restart") {
+		t.Errorf("audit ends with %+v", last)
+	}
+	e.wait("the message edited to Sent", func() bool {
+		cur, _ := e.tg.Message(tgOwner.ID, m.ID)
+		return cur.Keyboard == nil && strings.Contains(cur.Text, "Sent")
+	})
+}
+
+func TestE2EGmail500FailsIsReportedAndNotRetried(t *testing.T) {
+	e := newApprovalE2E(t)
+	p := e.propose("this one will fail")
+	m := e.shown(p)
+	e.google.InjectFault(fakegoogle.Fault{Method: "POST", Path: "/gmail/v1/users/me/messages/send", Status: 500, Times: 1})
+	_, q := e.tg.Press(tgOwner, tgOwner.ID, m.ID, button(m, "Send"))
+	e.answer(q)
+	e.waitGoogle("the failure", func() bool { return e.proposal(p.ID).State == approval.StateFailed })
+	e.wait("the owner told", func() bool {
+		for _, s := range e.tg.SentTo(tgOwner.ID) {
+			if strings.Contains(s.Text, "Could not do") && strings.Contains(s.Text, p.ID) {
+				return true
+			}
+		}
+		return false
+	})
+	e.wait("the message edited to Failed", func() bool {
+		cur, _ := e.tg.Message(tgOwner.ID, m.ID)
+		return cur.Keyboard == nil && strings.Contains(cur.Text, "Failed")
+	})
+	for i := 0; i < 3; i++ {
+		e.app.Gate().Kick()
+		time.Sleep(100 * time.Millisecond)
+	}
+	if n := e.sends(); n != 1 || len(e.google.Sent()) != 0 {
+		t.Errorf("%d send requests (want 1, not retried), %d mails sent", n, len(e.google.Sent()))
+	}
+	if c, _ := e.app.Health().Get("outbox"); c.Counters["failed"] != 1 {
+		t.Errorf("outbox health %+v", c)
+	}
+}
+
+func TestE2ECLIApprovesThroughTheSamePath(t *testing.T) {
+	e := newApprovalE2E(t)
+	p := e.propose("approved from the API")
+	m := e.shown(p)
+	c := api.NewUnixClient(e.cfg.Path(api.SocketName))
+	if _, err := c.Approve(context.Background(), p.ID, p.PayloadHash); err != nil {
+		t.Fatal(err)
+	}
+	e.waitGoogle("the send", func() bool { return len(e.google.Sent()) == 1 })
+	// The Telegram message shows the outcome though the decision came from the API.
+	e.wait("the message edited to Sent", func() bool {
+		cur, _ := e.tg.Message(tgOwner.ID, m.ID)
+		return cur.Keyboard == nil && strings.Contains(cur.Text, "Sent")
+	})
+	_, q := e.tg.Press(tgOwner, tgOwner.ID, m.ID, button(m, "Send"))
+	if got := e.answer(q); !strings.Contains(got, "Nothing changed") {
+		t.Errorf("late press answered %q", got)
+	}
+	if e.proposal(p.ID).DecidedBy != "api" || e.sends() != 1 {
+		t.Errorf("decided by %q, %d sends", e.proposal(p.ID).DecidedBy, e.sends())
+	}
+}
+
+func TestTelegramDisabledWithoutToken(t *testing.T) {
+	cfg := config.Default(t.TempDir())
+	app, err := Open(context.Background(), cfg, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer app.Close()
+	c, ok := app.Health().Get(telegram.HealthName)
+	if !ok || c.State != health.Disabled || !strings.Contains(c.Detail, "OMNIBRAIN_TELEGRAM_TOKEN") {
+		t.Errorf("telegram health %+v", c)
+	}
+}
+
+// BenchmarkPressToGmailSend is the time from the owner's press of ✅ Send
+// at the fake Telegram to the messages.send request at the fake Gmail,
+// through the running daemon.
+func BenchmarkPressToGmailSend(b *testing.B) {
+	e := newApprovalE2E(b)
+	var total time.Duration
+	for i := 0; i < b.N; i++ {
+		p := e.propose(fmt.Sprint("benchmark mail ", i))
+		m := e.shown(p)
+		before := e.sends()
+		t0 := time.Now()
+		e.tg.Press(tgOwner, tgOwner.ID, m.ID, button(m, "Send"))
+		for e.sends() == before {
+			time.Sleep(100 * time.Microsecond)
+		}
+		total += time.Since(t0)
+	}
+	b.ReportMetric(float64(total.Microseconds())/float64(b.N)/1000, "ms/press")
+}
