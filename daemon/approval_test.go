@@ -190,7 +190,9 @@ func (e *approvalE2E) proposal(id string) *approval.Proposal {
 	return p
 }
 
-func (e *approvalE2E) sends() int { return e.google.CountRequests("POST", "/gmail/v1/users/me/messages/send") }
+func (e *approvalE2E) sends() int {
+	return e.google.CountRequests("POST", "/gmail/v1/users/me/messages/send")
+}
 
 // bodyOf returns a sent message's body with CRLF as LF.
 func bodyOf(t testing.TB, raw []byte) string {
