@@ -74,7 +74,9 @@ func newEnv(t *testing.T) *env {
 	return &env{fake: fake, st: st, clock: clk, waits: &waits{}}
 }
 
-func (e *env) collector(t *testing.T) *Collector {
+func (e *env) collector(t *testing.T) *Collector { return e.collectorTB(t) }
+
+func (e *env) collectorTB(t testing.TB) *Collector {
 	t.Helper()
 	hc := google.NewHTTPClient(google.ClientOptions{Sleep: e.waits.sleep, Now: e.clock.now})
 	svc, err := google.NewCalendar(context.Background(), e.fake.URL, hc)
@@ -388,4 +390,34 @@ func TestMalformedEventIsSkipped(t *testing.T) {
 		t.Fatalf("pass = %+v, %v", res, err)
 	}
 	e.item(t, good.ID)
+}
+
+// BenchmarkIdlePoll measures one incremental pass with nothing changed
+// over a month of events: the steady-state cost of polling a calendar.
+func BenchmarkIdlePoll(b *testing.B) {
+	clk := &clock{t: time.Date(2024, 3, 15, 12, 0, 0, 0, time.UTC)}
+	fake := fakegoogle.New(b, fakegoogle.Options{TimeZone: "Europe/Berlin", Now: clk.now})
+	st, err := store.Open(context.Background(), filepath.Join(b.TempDir(), "omnibrain.db"), store.Options{Now: clk.now})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	e := &env{fake: fake, st: st, clock: clk, waits: &waits{}}
+	fake.AddEvent("primary", fakegoogle.Event{Summary: "Daily", Start: dt("2024-03-11T09:00:00+01:00", "Europe/Berlin"), End: dt("2024-03-11T09:15:00+01:00", "Europe/Berlin"),
+		Recurrence: []string{"RRULE:FREQ=DAILY"}})
+	for i := range 20 {
+		day := time.Date(2024, 3, 16+i, 14, 0, 0, 0, berlin)
+		fake.AddEvent("primary", fakegoogle.Event{Summary: "Meeting", Start: dt(day.Format(time.RFC3339), ""), End: dt(day.Add(time.Hour).Format(time.RFC3339), "")})
+	}
+	c := e.collectorTB(b)
+	if _, err := c.Collect(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		res, err := c.Collect(context.Background())
+		if err != nil || res.Full || res.Stored != 0 {
+			b.Fatalf("idle pass = %+v, %v", res, err)
+		}
+	}
 }

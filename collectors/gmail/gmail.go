@@ -265,7 +265,7 @@ type fetched struct {
 func (c *Collector) fetchAndStore(ctx context.Context, ids []string, historyID uint64, res *Result) error {
 	g, gctx := errgroup.WithContext(ctx)
 	work := make(chan string)
-	out := make(chan fetched, c.fetchers)
+	out := make(chan fetched, c.batch) // fetching goes on while a batch is written
 	g.Go(func() error {
 		defer close(work)
 		for _, id := range ids {

@@ -250,6 +250,21 @@ func protocolDir() (string, error) {
 	}
 }
 
+// Methods lists the discovery ids of the methods reqs called, sorted
+// (OAuth requests and unknown paths left out).
+func (d *Discovery) Methods(reqs []Request) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, r := range reqs {
+		if m := d.match(r.Method, r.Path); m != nil && !seen[m.id] {
+			seen[m.id] = true
+			out = append(out, m.id)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
 // Check fails the test for every problem Problems finds.
 func (d *Discovery) Check(tb testing.TB, reqs []Request) {
 	tb.Helper()
