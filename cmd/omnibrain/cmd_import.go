@@ -95,7 +95,7 @@ func checkImportPath(format, path string) (string, error) {
 }
 
 // importProgress shows progress on stderr: a bar on a terminal, otherwise a
-// plain line every few seconds (what it says as added is durable).
+// plain line a second (what it says as added is durable).
 type importProgress struct {
 	w        io.Writer
 	bar      *progressbar.ProgressBar
@@ -111,7 +111,7 @@ func newImportProgress(w io.Writer) *importProgress {
 
 func (p *importProgress) update(ev api.ImportProgress) {
 	if !p.terminal {
-		if time.Since(p.last) < 2*time.Second && ev.Done != ev.Total {
+		if time.Since(p.last) < time.Second && ev.Done != ev.Total {
 			return
 		}
 		p.last = time.Now()
