@@ -357,6 +357,7 @@ func TestWeeklyReviewWithNarrative(t *testing.T) {
 			w.mail(t, fmt.Sprintf("r%d@example.com", i), "Owen <"+ownerAddr+">", "alice@example.com", fmt.Sprintf("Re: New %d", i), at.Add(30*time.Minute), "Done.")
 		}
 	}
+	w.clock.Set(now.Add(-5*day + 5*time.Hour)) // triaged as they came, not as a stale backfill
 	w.pass(t)
 	props, _ := w.gate.List(ctx, approval.ListOptions{})
 	if len(props) < 2 {
@@ -369,6 +370,7 @@ func TestWeeklyReviewWithNarrative(t *testing.T) {
 	if _, err := w.gate.Reject(ctx, props[1].ID, approval.APIOwner()); err != nil {
 		t.Fatal(err)
 	}
+	w.clock.Set(now)
 	b, _, err := w.engine.Briefing(ctx, KindWeekly, schedule.Run{Scheduled: now})
 	if err != nil {
 		t.Fatal(err)

@@ -71,6 +71,9 @@ type Options struct {
 	// Clock (the wall clock when nil).
 	Interval time.Duration
 	Clock    schedule.Clock
+	// StaleAfter is the age past which a mail is decided but not announced
+	// (default 48h): a first sync's backfill of old mail is not news.
+	StaleAfter time.Duration
 }
 
 // Triager consumes the item event log and triages mail.
@@ -103,6 +106,9 @@ func New(o Options) (*Triager, error) {
 	}
 	if o.Clock == nil {
 		o.Clock = schedule.RealClock{}
+	}
+	if o.StaleAfter <= 0 {
+		o.StaleAfter = 48 * time.Hour
 	}
 	return &Triager{o: o}, nil
 }
@@ -216,6 +222,9 @@ func (t *Triager) handle(ctx context.Context, ev store.ItemEvent, owner []string
 			}
 		}
 		tr.Tokens = res.tokens
+		if age := t.o.Now().Sub(it.Time); age > t.o.StaleAfter {
+			tr.Factors = append(tr.Factors, store.Factor{Name: "stale", Detail: fmt.Sprintf("received %s before it was triaged (a backfill): decided, not announced", roundDuration(age))})
+		}
 		if err := t.o.Store.Tx(ctx, func(tx *store.Tx) error { return tx.SaveTriage(tr) }); err != nil {
 			return fmt.Errorf("triage: %w", err)
 		}
@@ -309,9 +318,12 @@ func (t *Triager) context(ctx context.Context, m Mail, owner []string) (Context,
 }
 
 // act hands a decision on: a reply proposal for respond, a notification
-// for anything above silent. Each happens once per item: the proposal id
+// for anything above silent; a stale mail (a backfill) gets neither. Each happens once per item: the proposal id
 // is stored with the decision, and the notification key is stable.
 func (t *Triager) act(ctx context.Context, it *store.Item, tr *store.Triage, st *Stats) error {
+	if slices.ContainsFunc(tr.Factors, func(f store.Factor) bool { return f.Name == "stale" }) {
+		return nil
+	}
 	if tr.Decision == string(Respond) && tr.ProposalID == "" && t.o.Proposer != nil && it.Kind == "email" {
 		id, err := t.proposeReply(ctx, it, tr)
 		switch {

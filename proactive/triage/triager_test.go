@@ -353,3 +353,21 @@ func TestTriageWithoutAnyModelOrGate(t *testing.T) {
 		t.Fatalf("triage %+v %v", got, err)
 	}
 }
+
+func TestBackfilledMailIsDecidedNotAnnounced(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t)
+	old := e.deliver(t, rawMail("b0@example.com", "Big Boss <boss@example.com>", "owner@example.com", "Old budget", "Mon, 22 Oct 2001 09:30:00 -0500", "Can you send the numbers by 5pm?"))
+	tr, _ := New(Options{Store: e.st, VIPs: []string{"boss@example.com"}, Location: houston, Proposer: e.gate, Notifier: e.queue, Now: e.clock})
+	st, err := tr.Pass(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := e.st.TriageOf(ctx, old.ID)
+	if got.Decision != "respond" || st.Proposals != 0 || st.Notified != 0 {
+		t.Errorf("a 3-day-old mail: %s, %d proposals, %d notifications; want decided respond, nothing announced", got.Decision, st.Proposals, st.Notified)
+	}
+	if len(e.notifications(t)) != 0 {
+		t.Error("the backfill was announced")
+	}
+}
