@@ -203,7 +203,9 @@ func (a *Agent) Run(ctx context.Context, task Task, onEvent func(Event)) (*Answe
 		st.Plan = a.plan(ctx, task)
 		e(Event{Type: EventPlan, Plan: st.Plan})
 		for _, c := range st.Plan.Chains {
-			st.Graph.AddChain(c, "")
+			if _, err := st.Graph.AddChain(c, ""); err != nil {
+				a.log.Warn("plan names an unknown chain", "chain", c, "err", err)
+			}
 		}
 	}
 	for _, c := range task.Chains {

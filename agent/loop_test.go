@@ -664,3 +664,44 @@ func TestNoModelStopsPlainly(t *testing.T) {
 		t.Fatalf("answer = %+v, errors %v", ans, h.eventsOf(EventError))
 	}
 }
+
+// TestOldTurnsAreSummarised: with a small context budget and Summarize
+// on, the model is asked (task reflection) to summarise turns that no
+// longer fit, and the summary replaces them in the next prompt.
+func TestOldTurnsAreSummarised(t *testing.T) {
+	big, _ := NewTool("fetch", "returns a long document", Read, 0, func(_ context.Context, a echoArgs) (Result, error) {
+		return Result{Text: a.Query + ": " + strings.Repeat("lorem ipsum ", 400)}, nil
+	})
+	h := newHarness(t, harnessOpts{extra: []*Tool{big}, agent: func(o *Options) {
+		o.Summarize, o.ContextTokens = true, 2500
+	}})
+	var n atomic.Int32
+	h.model.respond(func(r llm.Request) llm.Turn {
+		if strings.Contains(r.System, "Summarise the agent's earlier steps") {
+			return llm.Turn{Text: "Fetched documents one and two; nothing relevant."}
+		}
+		if k := n.Add(1); k <= 4 {
+			return llm.Turn{ToolCalls: []llm.ToolCall{call("fetch", fmt.Sprintf(`{"query":"doc %d"}`, k))}}
+		}
+		return llm.Turn{Text: "done"}
+	})
+	ans := h.run(Task{Objective: "read the documents"})
+	if ans.Stop != StopDone {
+		t.Fatalf("answer = %+v", ans)
+	}
+	var summarised, usedSummary bool
+	for _, r := range h.model.requests() {
+		if strings.Contains(r.System, "Summarise the agent's earlier steps") {
+			summarised = true
+			continue
+		}
+		for _, m := range r.Messages {
+			if strings.Contains(m.Content, "Summary of earlier messages: Fetched documents one and two") {
+				usedSummary = true
+			}
+		}
+	}
+	if !summarised || !usedSummary {
+		t.Fatalf("summarised %v, summary used %v", summarised, usedSummary)
+	}
+}

@@ -18,15 +18,19 @@ func (s *Store) ThreadOf(ctx context.Context, source, thread string, limit int) 
 	return collectItems(rows)
 }
 
-// ItemsBetween returns items of the given kinds with from <= time < to,
-// in time order.
+// ItemsBetween returns items of the given kinds (any kind if none) with
+// from <= time < to, in time order.
 func (s *Store) ItemsBetween(ctx context.Context, kinds []string, from, to time.Time, limit int) ([]*Item, error) {
 	args := []any{ms(from), ms(to)}
-	for _, k := range kinds {
-		args = append(args, k)
+	where := ""
+	if len(kinds) > 0 {
+		where = ` AND kind IN (` + placeholders(len(kinds)) + `)`
+		for _, k := range kinds {
+			args = append(args, k)
+		}
 	}
 	args = append(args, limit)
-	rows, err := s.db.QueryContext(ctx, `SELECT `+itemColumns+` FROM items WHERE time >= ? AND time < ? AND kind IN (`+placeholders(len(kinds))+`)
+	rows, err := s.db.QueryContext(ctx, `SELECT `+itemColumns+` FROM items WHERE time >= ? AND time < ?`+where+`
 		ORDER BY time, id LIMIT ?`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("store: items between: %w", err)
