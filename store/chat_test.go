@@ -121,7 +121,7 @@ func TestThreadOfAndItemsBetween(t *testing.T) {
 	if len(all) != 6 {
 		t.Fatalf("events+mail over two days = %d, want 6", len(all))
 	}
-	if any, err := s.ItemsBetween(ctx, nil, day, day.AddDate(0, 0, 1), 10); err != nil || len(any) != 5 {
-		t.Fatalf("any kind today = %d, %v; want 5", len(any), err)
+	if anyKind, err := s.ItemsBetween(ctx, nil, day, day.AddDate(0, 0, 1), 10); err != nil || len(anyKind) != 5 {
+		t.Fatalf("any kind today = %d, %v; want 5", len(anyKind), err)
 	}
 }
