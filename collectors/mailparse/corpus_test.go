@@ -164,3 +164,29 @@ func TestCorpusSpotChecks(t *testing.T) {
 		}
 	})
 }
+
+// BenchmarkParseCorpus parses the Enron and SpamAssassin messages from
+// memory: MIME, charsets, HTML, dates and reply splitting, no I/O.
+func BenchmarkParseCorpus(b *testing.B) {
+	var msgs [][]byte
+	var size int64
+	for _, dir := range []string{"mail/enron/maildir", "mail/spamassassin/data"} {
+		filepath.WalkDir(testutil.SharedData(b, dir), func(p string, d fs.DirEntry, err error) error {
+			if err == nil && !d.IsDir() {
+				if raw, err := os.ReadFile(p); err == nil {
+					msgs = append(msgs, raw)
+					size += int64(len(raw))
+				}
+			}
+			return nil
+		})
+	}
+	b.SetBytes(size)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		for _, raw := range msgs {
+			Parse(raw)
+		}
+	}
+	b.ReportMetric(float64(len(msgs)*b.N)/b.Elapsed().Seconds(), "msgs/s")
+}
