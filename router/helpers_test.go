@@ -76,7 +76,7 @@ func mustZone(name string) *time.Location {
 }
 
 // newHarness builds a router from cfg; edit may adjust the options.
-func newHarness(t *testing.T, cfg config.LLM, edit ...func(*router.Options)) *harness {
+func newHarness(t testing.TB, cfg config.LLM, edit ...func(*router.Options)) *harness {
 	t.Helper()
 	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "test.db"), store.Options{})
 	if err != nil {
@@ -130,7 +130,7 @@ func (h *harness) calls(t *testing.T) []store.LLMCall {
 
 // closedAddr is a loopback address nothing listens on: connections to it
 // are refused, like a provider that is down.
-func closedAddr(t *testing.T) string {
+func closedAddr(t testing.TB) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -150,7 +150,7 @@ type backend struct {
 	pending  func() int
 }
 
-func newBackend(t *testing.T, kind string) backend {
+func newBackend(t testing.TB, kind string) backend {
 	if kind == "anthropic" {
 		f := llm.NewAnthropic(t)
 		return backend{kind: kind, url: f.URL, script: f.Script, requests: f.Requests, pending: f.Pending}

@@ -33,6 +33,8 @@ func newOpenAI(baseURL, apiKey, model string, hc *http.Client) *openaiProvider {
 		client: openai.NewClient(
 			option.WithBaseURL(baseURL),
 			option.WithAPIKey(apiKey), // explicit, so OPENAI_API_KEY never leaks to another server
+			option.WithHeaderDel("OpenAI-Organization"),
+			option.WithHeaderDel("OpenAI-Project"),
 			option.WithHTTPClient(hc),
 			option.WithMaxRetries(0), // the router retries, with its own policy and records
 		),

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"net/url"
@@ -55,22 +56,34 @@ func retryableStatus(code int) bool {
 }
 
 // retryAfter reads retry-after-ms (OpenAI) or Retry-After (seconds or an
-// HTTP date).
+// HTTP date), capped at a day: the router fails over long before that.
 func retryAfter(h http.Header) time.Duration {
+	const most = 24 * time.Hour
+	seconds := func(f float64) time.Duration {
+		if math.IsNaN(f) || f <= 0 {
+			return 0
+		}
+		if f >= most.Seconds() {
+			return most
+		}
+		return time.Duration(f * float64(time.Second))
+	}
 	if v := h.Get("Retry-After-Ms"); v != "" {
-		if f, err := strconv.ParseFloat(v, 64); err == nil && f > 0 {
-			return time.Duration(f * float64(time.Millisecond))
+		if f, err := strconv.ParseFloat(v, 64); err == nil {
+			if d := seconds(f / 1000); d > 0 {
+				return d
+			}
 		}
 	}
 	v := h.Get("Retry-After")
 	if v == "" {
 		return 0
 	}
-	if f, err := strconv.ParseFloat(v, 64); err == nil && f > 0 {
-		return time.Duration(f * float64(time.Second))
+	if f, err := strconv.ParseFloat(v, 64); err == nil {
+		return seconds(f)
 	}
 	if t, err := http.ParseTime(v); err == nil {
-		return max(time.Until(t), 0)
+		return min(max(time.Until(t), 0), most)
 	}
 	return 0
 }

@@ -40,6 +40,10 @@
 // never stops calling tools; otherwise the fake answers 500 and fails the
 // test.
 //
+// Close every stream you open: the Anthropic SDK does not close one that
+// ends in an error, and its unread body keeps a connection (and goleak)
+// busy.
+//
 // # Recording
 //
 // Requests returns every request received, decoded into one shape for both

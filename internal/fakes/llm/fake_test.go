@@ -124,6 +124,7 @@ func TestOpenAIStreamSplitsToolCallsAndReportsUsage(t *testing.T) {
 		Messages:      []openai.ChatCompletionMessageParamUnion{openai.UserMessage("hi")},
 		StreamOptions: openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)},
 	})
+	defer stream.Close()
 	var acc openai.ChatCompletionAccumulator
 	chunks, argChunks := 0, 0
 	for stream.Next() {
@@ -176,6 +177,7 @@ func TestOpenAIFaults(t *testing.T) {
 
 	f.Script(llm.Turn{Text: "a long answer that is cut", CutAfter: 3})
 	stream := c.Chat.Completions.NewStreaming(context.Background(), params)
+	defer stream.Close()
 	n := 0
 	for stream.Next() {
 		n++
@@ -186,6 +188,7 @@ func TestOpenAIFaults(t *testing.T) {
 
 	f.Script(llm.Turn{Text: "overloaded midway", CutAfter: 2, StreamError: "server_error"})
 	stream = c.Chat.Completions.NewStreaming(context.Background(), params)
+	defer stream.Close()
 	for stream.Next() {
 	}
 	if err := stream.Err(); err == nil || !strings.Contains(err.Error(), "server_error") {
@@ -289,6 +292,7 @@ func TestAnthropicStreamAccumulates(t *testing.T) {
 	f.Script(llm.Turn{Text: "Looking it up.", ToolCalls: []llm.ToolCall{{Name: "search", Arguments: `{"q":"budget review"}`}}, ChunkSize: 2, InputTokens: 40, OutputTokens: 15})
 	c := anthropicClient(f)
 	stream := c.Messages.NewStreaming(context.Background(), anthropicParams(anthropic.NewUserMessage(anthropic.NewTextBlock("hi"))))
+	defer stream.Close()
 	var msg anthropic.Message
 	jsonDeltas := 0
 	for stream.Next() {
@@ -338,6 +342,7 @@ func TestAnthropicFaults(t *testing.T) {
 
 	f.Script(llm.Turn{Text: "cut short", CutAfter: 4})
 	stream := c.Messages.NewStreaming(context.Background(), params)
+	defer stream.Close()
 	n := 0
 	for stream.Next() {
 		n++
@@ -348,6 +353,7 @@ func TestAnthropicFaults(t *testing.T) {
 
 	f.Script(llm.Turn{Text: "overloaded midway", CutAfter: 3, StreamError: "overloaded_error"})
 	stream = c.Messages.NewStreaming(context.Background(), params)
+	defer stream.Close()
 	for stream.Next() {
 	}
 	if err := stream.Err(); err == nil || !strings.Contains(err.Error(), "overloaded_error") {
@@ -356,6 +362,7 @@ func TestAnthropicFaults(t *testing.T) {
 
 	f.Script(llm.Turn{ToolCalls: []llm.ToolCall{{Name: "search", Arguments: `{"q": "bud`}}})
 	stream = c.Messages.NewStreaming(context.Background(), params)
+	defer stream.Close()
 	partial := ""
 	for stream.Next() {
 		if ev := stream.Current(); ev.Delta.Type == "input_json_delta" {
@@ -370,12 +377,12 @@ func TestAnthropicFaults(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
 	stream = c.Messages.NewStreaming(ctx, params)
+	defer stream.Close()
 	for stream.Next() {
 	}
 	if !errors.Is(stream.Err(), context.DeadlineExceeded) {
 		t.Fatalf("hang midway: %v", stream.Err())
 	}
-	stream.Close()
 }
 
 func TestRespondAnswersOnceTheQueueIsEmpty(t *testing.T) {
