@@ -87,9 +87,121 @@ const (
 )
 
 func (b *Builtin) vector(text string, weight func(string) float64) []float32 {
+	v, _ := b.project(text, weight, false)
+	return v
+}
+
+// WideDimension is the length of the wide vectors (Dual): wide enough that
+// hashed features rarely collide, too wide to keep in memory for every
+// item, so they are stored and read back only to re-rank candidates.
+const WideDimension = 2048
+
+// Dual returns a text's vector at the embedder's dimension and at
+// WideDimension, from one pass over its features; nils when the text has
+// no content words. weight scales words as in EmbedQuery (nil: 1).
+func (b *Builtin) Dual(text string, weight func(string) float64) (narrow, wide []float32) {
+	return b.project(text, weight, true)
+}
+
+func (b *Builtin) project(text string, weight func(string) float64, withWide bool) ([]float32, []float32) {
+	v := make([]float32, b.dim)
+	var wv []float32
+	if withWide {
+		wv = make([]float32, WideDimension)
+	}
+	any := false
+	features(text, weight, func(h uint64, w float64) {
+		any = true
+		// The sign from the hash makes colliding features cancel out on
+		// average instead of piling up.
+		if h&1 == 1 {
+			w = -w
+		}
+		v[(h>>1)%uint64(len(v))] += float32(w)
+		if wv != nil {
+			wv[(h>>1)%WideDimension] += float32(w)
+		}
+	})
+	if !any || !Normalize(v) {
+		return nil, nil
+	}
+	if wv != nil && !Normalize(wv) {
+		return nil, nil
+	}
+	return v, wv
+}
+
+// Sparse is a text's features at full width: every feature keeps its own
+// 64-bit hash, so unlike the dense vector nothing collides. It is the
+// exact form of what the dense vector compresses, for re-ranking a few
+// candidates after the index found them.
+type Sparse map[uint64]float32
+
+// EmbedSparse returns the text's unit-length sparse vector (nil if it has
+// no content words); weight scales each word as in EmbedQuery (nil: 1).
+func (b *Builtin) EmbedSparse(text string, weight func(string) float64) Sparse {
+	s := Sparse{}
+	features(text, weight, func(h uint64, w float64) { s[h] += float32(w) })
+	if len(s) == 0 {
+		return nil
+	}
+	var sum float64
+	for _, x := range s {
+		sum += float64(x) * float64(x)
+	}
+	if sum == 0 {
+		return nil
+	}
+	inv := float32(1 / math.Sqrt(sum))
+	for h := range s {
+		s[h] *= inv
+	}
+	return s
+}
+
+// Dot is the inner product of two sparse vectors (their cosine when both
+// have unit length).
+func (s Sparse) Dot(o Sparse) float64 {
+	if len(o) < len(s) {
+		s, o = o, s
+	}
+	var d float64
+	for h, x := range s {
+		d += float64(x) * float64(o[h])
+	}
+	return d
+}
+
+// Mix returns the unit-length sum of the vectors scaled by their weights;
+// nil vectors are skipped.
+func Mix(vs []Sparse, weights []float64) Sparse {
+	out := Sparse{}
+	for i, v := range vs {
+		for h, x := range v {
+			out[h] += float32(weights[i]) * x
+		}
+	}
+	var sum float64
+	for _, x := range out {
+		sum += float64(x) * float64(x)
+	}
+	if sum == 0 {
+		return nil
+	}
+	inv := float32(1 / math.Sqrt(sum))
+	for h := range out {
+		out[h] *= inv
+	}
+	return out
+}
+
+// features emits the hashed features of text with their weights:
+// stemmed word unigrams (sublinear term frequency), character 3/4-grams of
+// each word and bigrams of neighbouring content words.
+func features(text string, weight func(string) float64, emit func(h uint64, w float64)) {
 	words := ContentWords(text)
 	if len(words) == 0 {
-		return nil
+		return
 	}
 	type wordInfo struct {
 		raw string
@@ -114,49 +226,39 @@ func (b *Builtin) vector(text string, weight func(string) float64) []float32 {
 		}
 		return weight(stems[s].raw)
 	}
-	v := make([]float32, b.dim)
 	for _, s := range order {
 		wi := stems[s]
 		w := (1 + math.Log(float64(wi.tf))) * wordWeight(s)
 		if w <= 0 {
 			continue
 		}
-		b.add(v, hashString(seedWord, s), w)
+		emit(hashString(seedWord, s), w)
 		grams := charGrams(wi.raw)
 		if len(grams) > 0 {
 			gw := w * charWeight / math.Sqrt(float64(len(grams)))
 			for _, g := range grams {
-				b.add(v, g, gw)
+				emit(g, gw)
 			}
 		}
 	}
-	bigrams := map[uint64]float64{}
+	// In first-seen order: summing floats in map order would make the
+	// vectors differ in their last bits from run to run.
+	bigrams := map[uint64]int{}
+	var bh []uint64
+	var bw []float64
 	for i := 1; i < len(seq); i++ {
 		h := hashString(hashString(seedBigram, seq[i-1]), seq[i])
 		w := bigramWeight * math.Sqrt(wordWeight(seq[i-1])*wordWeight(seq[i]))
-		if _, seen := bigrams[h]; !seen {
-			bigrams[h] = w
-		} else {
-			bigrams[h] += w * 0.5 // sublinear: repeats count less
+		if j, seen := bigrams[h]; seen {
+			bw[j] += w * 0.5 // sublinear: repeats count less
+			continue
 		}
+		bigrams[h] = len(bh)
+		bh, bw = append(bh, h), append(bw, w)
 	}
-	for h, w := range bigrams {
-		b.add(v, h, w)
+	for i, h := range bh {
+		emit(h, bw[i])
 	}
-	if !Normalize(v) {
-		return nil
-	}
-	return v
-}
-
-// add adds w to the feature's bucket with the sign the hash picks, so
-// colliding features cancel out on average instead of piling up.
-func (b *Builtin) add(v []float32, h uint64, w float64) {
-	idx := (h >> 1) % uint64(len(v))
-	if h&1 == 1 {
-		w = -w
-	}
-	v[idx] += float32(w)
 }
 
 // charGrams hashes the character 3- and 4-grams of "<word>".

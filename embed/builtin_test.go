@@ -159,3 +159,48 @@ func TestChunks(t *testing.T) {
 		}
 	}
 }
+
+func TestBuiltinSparse(t *testing.T) {
+	b := NewBuiltin(0)
+	q := b.EmbedSparse("painting a sunrise", nil)
+	near := b.EmbedSparse("I painted the sunrise over the lake", nil)
+	far := b.EmbedSparse("We booked flights to Berlin", nil)
+	if d := q.Dot(q); d < 0.9999 || d > 1.0001 {
+		t.Fatalf("sparse self dot %v, want 1", d)
+	}
+	if q.Dot(near) <= q.Dot(far) || q.Dot(far) > 0.05 {
+		t.Fatalf("near %.3f, far %.3f", q.Dot(near), q.Dot(far))
+	}
+	if b.EmbedSparse("of the", nil) != nil {
+		t.Fatal("stop words got a sparse vector")
+	}
+	// Mixing in context moves a text towards its context, and stays unit length.
+	ctx := b.EmbedSparse("We booked flights to Berlin", nil)
+	mixed := Mix([]Sparse{near, ctx, nil}, []float64{1, 0.5, 0.3})
+	if d := mixed.Dot(mixed); d < 0.9999 || d > 1.0001 {
+		t.Fatalf("mixed norm² %v", d)
+	}
+	if mixed.Dot(far) <= near.Dot(far) || mixed.Dot(q) >= near.Dot(q) {
+		t.Fatalf("mixing did not move the vector towards its context")
+	}
+}
+
+func TestBuiltinDual(t *testing.T) {
+	b := NewBuiltin(0)
+	n, w := b.Dual("quarterly pipeline forecast", nil)
+	if len(n) != b.Dimension() || len(w) != WideDimension {
+		t.Fatalf("dims %d, %d", len(n), len(w))
+	}
+	single := b.EmbedText("quarterly pipeline forecast")
+	for i := range n {
+		if n[i] != single[i] {
+			t.Fatal("Dual's narrow vector differs from EmbedText")
+		}
+	}
+	if d := dot(w, w); d < 0.9999 || d > 1.0001 {
+		t.Fatalf("wide norm² %v", d)
+	}
+	if n, w := b.Dual("", nil); n != nil || w != nil {
+		t.Fatal("empty text got vectors")
+	}
+}

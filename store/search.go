@@ -1,0 +1,426 @@
+package store
+
+import (
+	"cmp"
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/omnibrain/omnibrain/embed"
+)
+
+// Search modes.
+const (
+	ModeHybrid = "hybrid"
+	ModeFTS    = "fts"
+	ModeVector = "vector"
+)
+
+// ErrVectorsUnavailable is returned for a vector-only search while the
+// vector index is not loaded (or not configured).
+var ErrVectorsUnavailable = errors.New("vector search is not available yet (the index is loading or no embedder is configured); use mode fts or hybrid")
+
+// Ranking constants. RRF's k damps the difference between the first few
+// ranks; the column weights make a match in a subject count more than one
+// in a long body.
+const (
+	// The vector half re-ranks the keyword hits too and reads each
+	// message with its neighbours in the thread, so it is the stronger
+	// signal; keywords still lift exact wording. (LoCoMo, both halves
+	// measured separately: see TestLoCoMoRecall.)
+	rrfK         = 30
+	weightFTS    = 1.0
+	weightVector = 3.0
+	bm25Title    = 3.0
+	bm25Body     = 1.0
+	bm25People   = 1.5
+	// A query word naming someone involved in the item lifts it a little:
+	// enough to order near-equals, not to override the text.
+	personBoost   = 0.03
+	exactScanMax  = 20000
+	maxSearchHits = 1000
+)
+
+// Search runs a keyword-only search over the store (fts and hybrid modes
+// both use the full-text index alone; vector mode needs Vectors.Search).
+func (s *Store) Search(ctx context.Context, q SearchQuery) ([]Hit, error) {
+	return s.search(ctx, q, nil)
+}
+
+// Search runs a hybrid search: full-text and vector rankings fused by
+// reciprocal rank. While the index loads, it falls back to keywords.
+func (v *Vectors) Search(ctx context.Context, q SearchQuery) ([]Hit, error) {
+	return v.st.search(ctx, q, v)
+}
+
+// plan is a search after its text has been taken apart.
+type plan struct {
+	q       SearchQuery
+	terms   []queryTerm
+	fts     string // MATCH expression; "" if no words
+	vecText string // text for the embedder
+	where   string // SQL conditions on items i
+	args    []any
+	people  []string // query words that may name people
+}
+
+func (s *Store) search(ctx context.Context, q SearchQuery, v *Vectors) ([]Hit, error) {
+	if q.Limit <= 0 {
+		q.Limit = 10
+	}
+	q.Limit = min(q.Limit, maxSearchHits)
+	if q.Location == nil {
+		q.Location = time.UTC
+	}
+	if q.Now.IsZero() {
+		q.Now = s.now()
+	}
+	switch q.Mode {
+	case "":
+		q.Mode = ModeHybrid
+	case ModeHybrid, ModeFTS, ModeVector:
+	default:
+		return nil, fmt.Errorf("search: unknown mode %q (want hybrid, fts or vector)", q.Mode)
+	}
+	vectorsOK := v != nil && v.Ready()
+	if q.Mode == ModeVector && !vectorsOK {
+		return nil, ErrVectorsUnavailable
+	}
+	if q.Mode == ModeHybrid && !vectorsOK {
+		q.Mode = ModeFTS
+	}
+
+	text := q.Text
+	dr, rest, hasDate := parseDates(text, q.Now.In(q.Location))
+	if hasDate {
+		text = rest
+	}
+	p := plan{q: q, vecText: text}
+	p.terms = parseQueryTerms(text)
+	p.fts = ftsExpression(p.terms)
+	for _, t := range p.terms {
+		if !t.Phrase && !embed.StopWord(t.Words[0]) {
+			p.people = append(p.people, t.Words[0])
+		}
+	}
+	if !hasDate {
+		p.where, p.args = filterSQL(q, time.Time{}, time.Time{})
+		return s.runSearch(ctx, &p, v)
+	}
+	// A period named in the text narrows the search to it; if nothing in
+	// it matches, the words alone still find what was meant ("the trip
+	// last year" may be mentioned in this year's mail).
+	p.where, p.args = filterSQL(q, dr.Since, dr.Until)
+	hits, err := s.runSearch(ctx, &p, v)
+	if err != nil || len(hits) > 0 {
+		return hits, err
+	}
+	p.where, p.args = filterSQL(q, time.Time{}, time.Time{})
+	return s.runSearch(ctx, &p, v)
+}
+
+// filterSQL builds the conditions on items i for the query's filters and
+// an extra period from the text (intersected with Since/Until).
+func filterSQL(q SearchQuery, since, until time.Time) (string, []any) {
+	conds := []string{"1"}
+	var args []any
+	if !q.Since.IsZero() && (since.IsZero() || q.Since.After(since)) {
+		since = q.Since
+	}
+	if !q.Until.IsZero() && (until.IsZero() || q.Until.Before(until)) {
+		until = q.Until
+	}
+	if !since.IsZero() {
+		conds, args = append(conds, "i.time >= ?"), append(args, ms(since))
+	}
+	if !until.IsZero() {
+		conds, args = append(conds, "i.time < ?"), append(args, ms(until))
+	}
+	var sources []any
+	for _, src := range q.Sources {
+		if src = strings.TrimSpace(src); src != "" {
+			sources = append(sources, src)
+		}
+	}
+	if len(sources) > 0 {
+		ph := placeholders(len(sources))
+		conds = append(conds, "(i.source IN ("+ph+") OR i.kind IN ("+ph+"))")
+		args = append(append(args, sources...), sources...)
+	}
+	for _, person := range q.People {
+		person = strings.ToLower(strings.TrimSpace(person))
+		if person == "" {
+			continue
+		}
+		conds = append(conds, "(instr(i.sender, ?) > 0 OR EXISTS (SELECT 1 FROM json_each(i.people) WHERE instr(lower(json_each.value), ?) > 0))")
+		args = append(args, person, person)
+	}
+	return strings.Join(conds, " AND "), args
+}
+
+// candidate is an item on its way to becoming a hit.
+type candidate struct {
+	id      int64
+	score   float64
+	ftsRank int // 1-based; 0: not found by keywords
+	vecRank int
+	item    *Item
+}
+
+func (s *Store) runSearch(ctx context.Context, p *plan, v *Vectors) ([]Hit, error) {
+	q := p.q
+	depth := max(3*q.Limit, 50)
+	cands := map[int64]*candidate{}
+	get := func(id int64) *candidate {
+		c, ok := cands[id]
+		if !ok {
+			c = &candidate{id: id}
+			cands[id] = c
+		}
+		return c
+	}
+
+	var ftsIDs []int64
+	if q.Mode != ModeVector && p.fts != "" {
+		ranked, err := s.ftsSearch(ctx, p, depth)
+		if err != nil {
+			return nil, err
+		}
+		for i, r := range ranked {
+			ftsIDs = append(ftsIDs, r.id)
+			c := get(r.id)
+			c.ftsRank = i + 1
+			if q.Mode == ModeFTS {
+				c.score = -r.bm25 // bm25 is lower-is-better
+			} else {
+				c.score += weightFTS / float64(rrfK+i+1)
+			}
+		}
+	}
+	if q.Mode != ModeFTS && strings.TrimSpace(p.vecText) != "" {
+		ranked, err := s.vectorSearch(ctx, p, v, depth, ftsIDs)
+		if err != nil && q.Mode == ModeVector {
+			return nil, err
+		}
+		if err != nil {
+			// Hybrid degrades to keywords when the embedder is down.
+			s.log.Warn("vector half of search failed; keywords only", "err", err)
+		}
+		for i, r := range ranked {
+			c := get(r.item)
+			c.vecRank = i + 1
+			if q.Mode == ModeVector {
+				c.score = float64(r.sim)
+			} else {
+				c.score += weightVector / float64(rrfK+i+1)
+			}
+		}
+	}
+	if len(cands) == 0 {
+		return []Hit{}, nil
+	}
+
+	ordered := make([]*candidate, 0, len(cands))
+	for _, c := range cands {
+		ordered = append(ordered, c)
+	}
+	slices.SortFunc(ordered, func(a, b *candidate) int { return cmp.Compare(b.score, a.score) })
+	// Enough candidates to survive boosts and duplicates.
+	ordered = ordered[:min(len(ordered), 2*q.Limit+20)]
+	ids := make([]int64, len(ordered))
+	for i, c := range ordered {
+		ids[i] = c.id
+	}
+	items, err := s.ItemsByID(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	byID := make(map[int64]*Item, len(items))
+	for _, it := range items {
+		byID[it.ID] = it
+	}
+	live := ordered[:0]
+	for _, c := range ordered {
+		if c.item = byID[c.id]; c.item != nil { // deleted since indexed
+			live = append(live, c)
+		}
+	}
+	ordered = live
+
+	if len(p.people) > 0 {
+		for _, c := range ordered {
+			if n := namesPeople(c.item, p.people); n > 0 {
+				if c.score > 0 {
+					c.score *= 1 + personBoost*float64(n)
+				} else {
+					c.score /= 1 + personBoost*float64(n) // bm25 scores are negative
+				}
+			}
+		}
+	}
+	// Best first; newer first among equals.
+	slices.SortStableFunc(ordered, func(a, b *candidate) int {
+		if c := cmp.Compare(b.score, a.score); c != 0 {
+			return c
+		}
+		if c := b.item.Time.Compare(a.item.Time); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.id, b.id)
+	})
+
+	hits := make([]Hit, 0, q.Limit)
+	seen := map[string]bool{}
+	for _, c := range ordered {
+		key := dedupeKey(c.item)
+		if key != "" && seen[key] {
+			continue
+		}
+		seen[key] = true
+		hits = append(hits, Hit{Item: c.item, Score: c.score, Snippet: snippet(c.item, p.terms)})
+		if len(hits) == q.Limit {
+			break
+		}
+	}
+	return hits, nil
+}
+
+type ftsRow struct {
+	id   int64
+	bm25 float64
+}
+
+func (s *Store) ftsSearch(ctx context.Context, p *plan, n int) ([]ftsRow, error) {
+	query := fmt.Sprintf(`SELECT i.id, bm25(items_fts, %g, %g, %g) AS score
+		FROM items_fts JOIN items i ON i.id = items_fts.rowid
+		WHERE items_fts MATCH ? AND %s
+		ORDER BY score, i.time DESC LIMIT ?`, bm25Title, bm25Body, bm25People, p.where)
+	args := append(append([]any{p.fts}, p.args...), n)
+	rows, err := s.db.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("search: full text: %w", err)
+	}
+	defer rows.Close()
+	var out []ftsRow
+	for rows.Next() {
+		var r ftsRow
+		if err := rows.Scan(&r.id, &r.bm25); err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("search: full text: %w", err)
+	}
+	return out, nil
+}
+
+// vectorSearch ranks items by vector similarity: the in-memory index's
+// nearest items (or, under a narrow filter, every selected item) and the
+// items in also (the keyword hits), re-ranked by their wide vectors when
+// the embedder has them.
+func (s *Store) vectorSearch(ctx context.Context, p *plan, v *Vectors, n int, also []int64) ([]vecHit, error) {
+	qv, err := v.embedQuery(ctx, p.vecText)
+	if errors.Is(err, embed.ErrEmpty) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("search: embed query: %w", err)
+	}
+	var hits []vecHit
+	if p.where == "1" {
+		if hits, err = v.nearest(ctx, qv.narrow, 2*n); err != nil {
+			return nil, err
+		}
+	} else {
+		var count int
+		if err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM items i WHERE `+p.where, p.args...).Scan(&count); err != nil {
+			return nil, fmt.Errorf("search: count filtered: %w", err)
+		}
+		if count <= exactScanMax {
+			return v.scoreStored(ctx, qv, p.where, p.args, n)
+		}
+		if hits, err = s.filteredNearest(ctx, p, v, qv.narrow, 2*n); err != nil {
+			return nil, err
+		}
+	}
+	if qv.wide == nil {
+		return hits[:min(n, len(hits))], nil
+	}
+	ids := slices.Clone(also)
+	for _, h := range hits {
+		ids = append(ids, h.item)
+	}
+	return v.rerank(ctx, qv.wide, ids, n)
+}
+
+// filteredNearest scans the index wide and keeps the hits that pass the
+// plan's filter.
+func (s *Store) filteredNearest(ctx context.Context, p *plan, v *Vectors, q []float32, n int) ([]vecHit, error) {
+	wide, err := v.nearest(ctx, q, 10*n)
+	if err != nil || len(wide) == 0 {
+		return nil, err
+	}
+	ids := make([]any, len(wide))
+	for i, h := range wide {
+		ids[i] = h.item
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT i.id FROM items i WHERE i.id IN (`+placeholders(len(ids))+`) AND `+p.where, append(ids, p.args...)...)
+	if err != nil {
+		return nil, fmt.Errorf("search: filter vector hits: %w", err)
+	}
+	defer rows.Close()
+	pass := map[int64]bool{}
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		pass[id] = true
+	}
+	var out []vecHit
+	for _, h := range wide {
+		if pass[h.item] && len(out) < n {
+			out = append(out, h)
+		}
+	}
+	return out, rows.Err()
+}
+
+// namesPeople counts the query words that name someone involved in the
+// item: a word of a display name or of an address's local part.
+func namesPeople(it *Item, words []string) int {
+	var names []string
+	for _, p := range append([]string{it.Sender}, it.People...) {
+		if at := strings.IndexByte(p, '@'); at >= 0 {
+			p = p[:at] // the domain names a company, not a person
+		}
+		names = append(names, embed.Words(p)...)
+	}
+	n := 0
+	for _, w := range words {
+		if slices.Contains(names, w) {
+			n++
+		}
+	}
+	return n
+}
+
+// dedupeKey identifies the same content reached twice: one message in
+// two mailboxes or imported from two archives, or the same text sent
+// twice by one sender.
+func dedupeKey(it *Item) string {
+	if id, ok := it.Meta["message_id"].(string); ok && id != "" {
+		return "m:" + strings.ToLower(strings.Trim(id, "<> "))
+	}
+	body := strings.Join(strings.Fields(strings.ToLower(it.Body)), " ")
+	if body == "" {
+		return "" // nothing to compare: never a duplicate
+	}
+	h := sha256.Sum256([]byte(it.Sender + "\x00" + strings.ToLower(strings.TrimSpace(it.Title)) + "\x00" + body))
+	return fmt.Sprintf("c:%x", h[:12])
+}

@@ -1,0 +1,858 @@
+package store
+
+import (
+	"cmp"
+	"context"
+	"database/sql"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"runtime/debug"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	chromem "github.com/philippgille/chromem-go"
+
+	"github.com/omnibrain/omnibrain/embed"
+)
+
+// metaEmbedder records which embedder made the stored vectors.
+const metaEmbedder = "vectors.embedder"
+
+// VectorOptions configure the vector index; zero values get defaults.
+type VectorOptions struct {
+	Log *slog.Logger
+	// ChunkSize (bytes) and MaxChunks bound what of a long item is embedded;
+	// the whole text stays searchable by keywords.
+	ChunkSize int // default 1500
+	MaxChunks int // default 8
+	// BatchSize is how many items go to the embedder at once (default 64).
+	BatchSize int
+	// PartitionSize: an index of more than twice this many vectors is split
+	// into partitions of about this size around k-means centroids, and a
+	// query scans only the Probe partitions nearest to it (an IVF index), so
+	// search time stays flat as the mailbox grows. Defaults 4000 and 3.
+	PartitionSize int
+	Probe         int
+	// Poll is how often the indexer looks for queued items when nobody
+	// wakes it (default 2s).
+	Poll time.Duration
+	// Status, if set, is told about loading, indexing and failures.
+	Status func(VectorStatus)
+}
+
+func (o *VectorOptions) defaults() {
+	if o.Log == nil {
+		o.Log = slog.New(slog.DiscardHandler)
+	}
+	if o.ChunkSize <= 0 {
+		o.ChunkSize = 1500
+	}
+	if o.MaxChunks <= 0 {
+		o.MaxChunks = 8
+	}
+	if o.BatchSize <= 0 {
+		o.BatchSize = 64
+	}
+	if o.PartitionSize <= 0 {
+		o.PartitionSize = 4000
+	}
+	if o.Probe <= 0 {
+		o.Probe = 3
+	}
+	if o.Poll <= 0 {
+		o.Poll = 2 * time.Second
+	}
+}
+
+// VectorState says what vector search can do right now.
+type VectorState string
+
+const (
+	VectorsLoading    VectorState = "loading"    // index not loaded yet: keyword search only
+	VectorsReady      VectorState = "ready"      // loaded; Pending items still to embed
+	VectorsReindexing VectorState = "reindexing" // the embedder changed: re-embedding everything
+	VectorsFailing    VectorState = "failing"    // the embedder fails; items wait in the queue
+)
+
+// VectorStatus is the index's health report.
+type VectorStatus struct {
+	State     VectorState
+	Vectors   int // in the in-memory index
+	Pending   int // items waiting for (re)embedding
+	Embedder  string
+	LastError error
+}
+
+// Vectors is the semantic half of search: item vectors persisted in SQLite
+// and held in memory in chromem-go collections. One goroutine (Run, or
+// Sync in a one-shot CLI process) writes; searches read concurrently and
+// never wait for loading or indexing.
+type Vectors struct {
+	st   *Store
+	emb  embed.Embedder
+	opts VectorOptions
+	log  *slog.Logger
+
+	idx  atomic.Pointer[vecIndex] // nil until loaded
+	wake chan struct{}
+
+	mu     sync.Mutex // guards status
+	status VectorStatus
+
+	idf idfCache
+}
+
+// NewVectors returns the vector index over st using emb. Nothing is loaded
+// until Run or Sync.
+func NewVectors(st *Store, emb embed.Embedder, opts VectorOptions) *Vectors {
+	opts.defaults()
+	v := &Vectors{st: st, emb: emb, opts: opts, log: opts.Log, wake: make(chan struct{}, 1)}
+	v.status = VectorStatus{State: VectorsLoading, Embedder: emb.Identity()}
+	return v
+}
+
+// Status reports the index's state.
+func (v *Vectors) Status() VectorStatus {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return v.status
+}
+
+func (v *Vectors) setStatus(f func(*VectorStatus)) {
+	v.mu.Lock()
+	f(&v.status)
+	if idx := v.idx.Load(); idx != nil {
+		v.status.Vectors = idx.size()
+	}
+	st := v.status
+	v.mu.Unlock()
+	if v.opts.Status != nil {
+		v.opts.Status(st)
+	}
+}
+
+// Ready reports whether the in-memory index is loaded.
+func (v *Vectors) Ready() bool { return v.idx.Load() != nil }
+
+// Notify tells the indexer that items were stored, so it need not wait
+// for its next poll.
+func (v *Vectors) Notify() {
+	select {
+	case v.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Run loads the index, then keeps it in step with the items until ctx is
+// done: it embeds queued items, drops deleted ones, retries a failing
+// embedder with backoff and re-embeds everything when the embedder changed.
+func (v *Vectors) Run(ctx context.Context) error {
+	if err := v.prepare(ctx); err != nil {
+		return err
+	}
+	backoff := time.Second
+	for {
+		n, err := v.IndexPending(ctx)
+		var wait time.Duration
+		switch {
+		case ctx.Err() != nil:
+			return nil
+		case err != nil:
+			v.log.Warn("embedding failed; items stay queued", "err", err, "retry_in", backoff)
+			v.setStatus(func(s *VectorStatus) { s.State, s.LastError = VectorsFailing, err })
+			wait = backoff
+			backoff = min(backoff*2, 5*time.Minute)
+		case n > 0:
+			backoff = time.Second
+			continue
+		default:
+			backoff = time.Second
+			wait = v.opts.Poll
+			if err := v.maybeRebuild(ctx); err != nil {
+				return err
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-v.wake:
+		case <-time.After(wait):
+		}
+	}
+}
+
+// Sync loads the index and embeds everything queued, for processes that
+// do not run the background loop (a CLI command without a daemon).
+func (v *Vectors) Sync(ctx context.Context) error {
+	if !v.Ready() {
+		if err := v.prepare(ctx); err != nil {
+			return err
+		}
+	}
+	for {
+		n, err := v.IndexPending(ctx)
+		if err != nil {
+			v.setStatus(func(s *VectorStatus) { s.State, s.LastError = VectorsFailing, err })
+			return err
+		}
+		if n == 0 {
+			return nil
+		}
+	}
+}
+
+// prepare resets the stored vectors if the embedder changed and loads the
+// index from SQLite.
+func (v *Vectors) prepare(ctx context.Context) error {
+	reindex, err := v.checkIdentity(ctx)
+	if err != nil {
+		return err
+	}
+	if err := v.Load(ctx); err != nil {
+		return err
+	}
+	pending, _ := v.pending(ctx)
+	v.setStatus(func(s *VectorStatus) {
+		s.State, s.Pending = VectorsReady, pending
+		if reindex {
+			s.State = VectorsReindexing
+		}
+	})
+	return nil
+}
+
+// checkIdentity compares the embedder with the one that made the stored
+// vectors; when they differ every item is queued for re-embedding and the
+// old vectors are dropped (they cannot be compared with new queries).
+func (v *Vectors) checkIdentity(ctx context.Context) (bool, error) {
+	id := v.emb.Identity()
+	old, err := v.st.Meta(ctx, metaEmbedder)
+	if err != nil {
+		return false, err
+	}
+	if old == id {
+		return false, nil
+	}
+	err = v.st.Tx(ctx, func(tx *Tx) error {
+		if _, err := tx.exec(`DELETE FROM item_vectors`); err != nil {
+			return fmt.Errorf("drop old vectors: %w", err)
+		}
+		if _, err := tx.exec(`INSERT OR IGNORE INTO vector_queue (item_id) SELECT id FROM items`); err != nil {
+			return fmt.Errorf("queue re-embedding: %w", err)
+		}
+		return tx.SetMeta(metaEmbedder, id)
+	})
+	if err != nil {
+		return false, fmt.Errorf("vectors: switch embedder: %w", err)
+	}
+	if old != "" {
+		v.log.Info("embedder changed: re-embedding every item in the background", "from", old, "to", id)
+	}
+	return old != "", nil
+}
+
+func (v *Vectors) pending(ctx context.Context) (int, error) {
+	var n int
+	err := v.st.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM vector_queue`).Scan(&n)
+	return n, err
+}
+
+// Load reads every stored vector into a fresh in-memory index and swaps it
+// in; searches keep using the previous index (or keywords only) meanwhile.
+func (v *Vectors) Load(ctx context.Context) error {
+	start := time.Now()
+	var n int
+	if err := v.st.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM item_vectors`).Scan(&n); err != nil {
+		return fmt.Errorf("vectors: count: %w", err)
+	}
+	rows, err := v.st.db.QueryContext(ctx, `SELECT item_id, chunk, vector FROM item_vectors`)
+	if err != nil {
+		return fmt.Errorf("vectors: load: %w", err)
+	}
+	defer rows.Close()
+	dim := 0
+	var slab []float32 // one allocation for all vectors: less heap overhead
+	ids := make([]string, 0, n)
+	for rows.Next() {
+		var item, chunk int64
+		var blob []byte
+		if err := rows.Scan(&item, &chunk, &blob); err != nil {
+			return fmt.Errorf("vectors: load: %w", err)
+		}
+		if dim == 0 {
+			dim = len(blob) / 4
+			slab = make([]float32, 0, n*dim)
+		}
+		if len(blob) != dim*4 {
+			v.log.Warn("skipping stored vector of another dimension", "item", item, "bytes", len(blob))
+			continue
+		}
+		slab = appendDecoded(slab, blob)
+		ids = append(ids, docID(item, chunk))
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("vectors: load: %w", err)
+	}
+	vecs := make([][]float32, len(ids))
+	for i := range ids {
+		vecs[i] = slab[i*dim : (i+1)*dim : (i+1)*dim]
+	}
+	idx, err := buildIndex(ctx, ids, vecs, v.opts.PartitionSize, v.opts.Probe)
+	if err != nil {
+		return err
+	}
+	v.idx.Store(idx)
+	// Loading makes garbage (rows, blobs); give it back to the OS so an
+	// idle daemon's footprint is what the index really holds.
+	debug.FreeOSMemory()
+	v.log.Info("vector index loaded", "vectors", len(ids), "partitions", len(idx.parts), "took", time.Since(start).Round(time.Millisecond))
+	v.setStatus(func(*VectorStatus) {})
+	return nil
+}
+
+// maybeRebuild re-partitions the index once it has doubled since it was
+// built, so partitions stay about PartitionSize.
+func (v *Vectors) maybeRebuild(ctx context.Context) error {
+	idx := v.idx.Load()
+	if idx == nil {
+		return nil
+	}
+	n := idx.size()
+	if n <= 2*v.opts.PartitionSize || n <= 2*idx.builtAt {
+		return nil
+	}
+	return v.Load(ctx)
+}
+
+// IndexPending embeds up to one batch of queued items and stores their
+// vectors; it returns how many queue entries it settled. Items whose
+// embedding fails stay queued and the error is returned.
+func (v *Vectors) IndexPending(ctx context.Context) (int, error) {
+	rows, err := v.st.db.QueryContext(ctx, `SELECT item_id FROM vector_queue ORDER BY item_id LIMIT ?`, v.opts.BatchSize)
+	if err != nil {
+		return 0, fmt.Errorf("vectors: read queue: %w", err)
+	}
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return 0, err
+		}
+		ids = append(ids, id)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return 0, err
+	}
+	if len(ids) == 0 {
+		return 0, nil
+	}
+	items, err := v.st.ItemsByID(ctx, ids)
+	if err != nil {
+		return 0, err
+	}
+	byItem, err := v.itemVectors(ctx, items)
+	if err != nil {
+		return 0, err
+	}
+
+	// Store and index in one go; the queue entry goes in the same
+	// transaction, so a crash re-embeds rather than loses an item.
+	err = v.st.Tx(ctx, func(tx *Tx) error {
+		for _, id := range ids {
+			if _, err := tx.exec(`DELETE FROM item_vectors WHERE item_id = ?`, id); err != nil {
+				return err
+			}
+			for chunk, cv := range byItem[id] {
+				var wide []byte
+				if cv.wide != nil {
+					wide = encodeWide(cv.wide)
+				}
+				// The item may have been deleted since it was read.
+				if _, err := tx.exec(`INSERT INTO item_vectors (item_id, chunk, vector, wide)
+					SELECT ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM items WHERE id = ?)`, id, chunk, encodeVector(cv.narrow), wide, id); err != nil {
+					return err
+				}
+			}
+			if _, err := tx.exec(`DELETE FROM vector_queue WHERE item_id = ?`, id); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("vectors: store: %w", err)
+	}
+	if idx := v.idx.Load(); idx != nil {
+		for _, id := range ids {
+			idx.remove(ctx, id, v.opts.MaxChunks)
+			for chunk, cv := range byItem[id] {
+				if err := idx.add(ctx, docID(id, int64(chunk)), cv.narrow); err != nil {
+					return 0, err
+				}
+			}
+		}
+	}
+	pending, _ := v.pending(ctx)
+	v.setStatus(func(s *VectorStatus) {
+		if s.State == VectorsFailing {
+			s.State = VectorsReady
+		}
+		if s.State == VectorsReindexing && pending == 0 {
+			s.State = VectorsReady
+		}
+		s.Pending, s.LastError = pending, nil
+	})
+	return len(ids), nil
+}
+
+// chunks is the text of an item that gets embedded: the title with each
+// piece of the body.
+func (v *Vectors) chunks(it *Item) []string {
+	body := embed.Chunks(it.Body, v.opts.ChunkSize, v.opts.MaxChunks)
+	if len(body) == 0 {
+		if strings.TrimSpace(it.Title) == "" {
+			return nil
+		}
+		return []string{it.Title}
+	}
+	if it.Title != "" {
+		for i := range body {
+			body[i] = it.Title + "\n" + body[i]
+		}
+	}
+	return body
+}
+
+// Weights of the neighbours in an item's vector: a message is read in the
+// light of the one it answers and, less, of the answer it got.
+const (
+	contextPrev = 0.5
+	contextNext = 0.3
+)
+
+// chunkVec is one chunk's vectors: narrow for the in-memory index, wide
+// (built-in embedder only) for re-ranking.
+type chunkVec struct{ narrow, wide []float32 }
+
+// itemVectors computes the vectors of the items' chunks, each mixed with
+// the first chunk of the item's neighbours in its thread.
+func (v *Vectors) itemVectors(ctx context.Context, items []*Item) (map[int64][]chunkVec, error) {
+	ids := make([]int64, len(items))
+	for i, it := range items {
+		ids[i] = it.ID
+	}
+	nb, err := v.st.threadNeighbours(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	var nbIDs []int64
+	for _, p := range nb {
+		for _, id := range p {
+			if id != 0 {
+				nbIDs = append(nbIDs, id)
+			}
+		}
+	}
+	nbItems, err := v.st.ItemsByID(ctx, nbIDs)
+	if err != nil {
+		return nil, err
+	}
+
+	// Every text to embed: each item's chunks, then each neighbour's first.
+	var texts []string
+	type span struct{ from, n int }
+	own := map[int64]span{}
+	for _, it := range items {
+		cs := v.chunks(it)
+		own[it.ID] = span{len(texts), len(cs)}
+		texts = append(texts, cs...)
+	}
+	first := map[int64]int{}
+	for _, it := range append(slices.Clone(items), nbItems...) {
+		if _, done := first[it.ID]; done {
+			continue
+		}
+		if sp, ok := own[it.ID]; ok && sp.n > 0 {
+			first[it.ID] = sp.from
+			continue
+		}
+		if cs := v.chunks(it); len(cs) > 0 {
+			first[it.ID] = len(texts)
+			texts = append(texts, cs[0])
+		}
+	}
+	vecs, err := v.embedAll(ctx, texts)
+	if err != nil {
+		return nil, err
+	}
+
+	out := map[int64][]chunkVec{}
+	for _, it := range items {
+		sp := own[it.ID]
+		ctxVecs := []chunkVec{{}, {}}
+		for i, nid := range nb[it.ID] {
+			if at, ok := first[nid]; ok && nid != 0 {
+				ctxVecs[i] = vecs[at]
+			}
+		}
+		for i := sp.from; i < sp.from+sp.n; i++ {
+			if vecs[i].narrow == nil {
+				continue
+			}
+			out[it.ID] = append(out[it.ID], mixContext(vecs[i], ctxVecs[0], ctxVecs[1]))
+		}
+	}
+	return out, nil
+}
+
+// mixContext adds the neighbours' vectors to an item's, normalised again.
+func mixContext(self, prev, next chunkVec) chunkVec {
+	mix := func(a, b, c []float32) []float32 {
+		if a == nil {
+			return nil
+		}
+		out := slices.Clone(a)
+		for _, n := range []struct {
+			v []float32
+			w float32
+		}{{b, contextPrev}, {c, contextNext}} {
+			if len(n.v) != len(out) {
+				continue
+			}
+			for i := range out {
+				out[i] += n.w * n.v[i]
+			}
+		}
+		embed.Normalize(out)
+		return out
+	}
+	return chunkVec{narrow: mix(self.narrow, prev.narrow, next.narrow), wide: mix(self.wide, prev.wide, next.wide)}
+}
+
+// threadNeighbours returns, per item, the ids of the items just before and
+// after it in its thread (0 when none).
+func (s *Store) threadNeighbours(ctx context.Context, ids []int64) (map[int64][2]int64, error) {
+	out := map[int64][2]int64{}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	args := make([]any, len(ids))
+	for i, id := range ids {
+		args[i] = id
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT c.id,
+		COALESCE((SELECT p.id FROM items p WHERE p.source = c.source AND p.thread = c.thread
+			AND (p.time < c.time OR (p.time = c.time AND p.id < c.id)) ORDER BY p.time DESC, p.id DESC LIMIT 1), 0),
+		COALESCE((SELECT n.id FROM items n WHERE n.source = c.source AND n.thread = c.thread
+			AND (n.time > c.time OR (n.time = c.time AND n.id > c.id)) ORDER BY n.time, n.id LIMIT 1), 0)
+		FROM items c WHERE c.thread != '' AND c.id IN (`+placeholders(len(ids))+`)`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("vectors: thread neighbours: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id, prev, next int64
+		if err := rows.Scan(&id, &prev, &next); err != nil {
+			return nil, err
+		}
+		out[id] = [2]int64{prev, next}
+	}
+	return out, rows.Err()
+}
+
+// embedAll embeds texts; a text with nothing to embed gets empty vectors
+// instead of failing its batch.
+func (v *Vectors) embedAll(ctx context.Context, texts []string) ([]chunkVec, error) {
+	out := make([]chunkVec, len(texts))
+	if len(texts) == 0 {
+		return out, nil
+	}
+	if b, ok := v.emb.(*embed.Builtin); ok {
+		for i, t := range texts {
+			out[i].narrow, out[i].wide = b.Dual(t, nil)
+		}
+		return out, nil
+	}
+	var keep []string
+	var at []int
+	for i, t := range texts {
+		if strings.TrimSpace(t) != "" {
+			keep = append(keep, t)
+			at = append(at, i)
+		}
+	}
+	if len(keep) == 0 {
+		return out, nil
+	}
+	for from := 0; from < len(keep); from += v.opts.BatchSize {
+		to := min(len(keep), from+v.opts.BatchSize)
+		vecs, err := v.emb.Embed(ctx, keep[from:to])
+		if err != nil {
+			return nil, err
+		}
+		for i, vec := range vecs {
+			out[at[from+i]].narrow = vec
+		}
+	}
+	return out, nil
+}
+
+// encodeWide stores a unit vector as int8 with its scale in front: a
+// quarter of the float32 size, and exact enough for ranking.
+func encodeWide(v []float32) []byte {
+	var maxAbs float32
+	for _, x := range v {
+		maxAbs = max(maxAbs, x, -x)
+	}
+	b := make([]byte, 4+len(v))
+	if maxAbs == 0 {
+		return b
+	}
+	scale := maxAbs / 127
+	binary.LittleEndian.PutUint32(b, math.Float32bits(scale))
+	for i, x := range v {
+		b[4+i] = byte(int8(math.Round(float64(x / scale))))
+	}
+	return b
+}
+
+// dotWide is the inner product of a float32 query and a stored wide vector.
+func dotWide(q []float32, b []byte) (float32, bool) {
+	if len(b) != 4+len(q) {
+		return 0, false
+	}
+	scale := math.Float32frombits(binary.LittleEndian.Uint32(b))
+	var s float32
+	for i, x := range q {
+		s += x * float32(int8(b[4+i]))
+	}
+	return s * scale, true
+}
+
+// vecHit is one item's best chunk similarity.
+type vecHit struct {
+	item int64
+	sim  float32
+}
+
+// nearest returns up to n items nearest to q, best first.
+func (v *Vectors) nearest(ctx context.Context, q []float32, n int) ([]vecHit, error) {
+	idx := v.idx.Load()
+	if idx == nil {
+		return nil, nil
+	}
+	// Chunks of one item compete for places: fetch a few more.
+	res, err := idx.query(ctx, q, n+n/2+4)
+	if err != nil {
+		return nil, err
+	}
+	return bestPerItem(res, n), nil
+}
+
+func bestPerItem(res []chromem.Result, n int) []vecHit {
+	seen := map[int64]bool{}
+	var out []vecHit
+	for _, r := range res {
+		item, ok := parseDocID(r.ID)
+		if !ok || seen[item] {
+			continue
+		}
+		seen[item] = true
+		out = append(out, vecHit{item, r.Similarity})
+		if len(out) == n {
+			break
+		}
+	}
+	return out
+}
+
+// scoreStored computes exact similarities for the items a filter selects,
+// from the vectors in SQLite (the wide ones when there are): used when a
+// filter is narrow, where scanning the whole index and filtering afterwards
+// could miss everything.
+func (v *Vectors) scoreStored(ctx context.Context, q chunkVec, where string, args []any, n int) ([]vecHit, error) {
+	col, qv := "v.vector", q.narrow
+	if q.wide != nil {
+		col, qv = "v.wide", q.wide
+	}
+	rows, err := v.st.db.QueryContext(ctx, `SELECT v.item_id, `+col+` FROM item_vectors v JOIN items i ON i.id = v.item_id WHERE `+col+` IS NOT NULL AND `+where, args...)
+	if err != nil {
+		return nil, fmt.Errorf("vectors: filtered scan: %w", err)
+	}
+	defer rows.Close()
+	best := map[int64]float32{}
+	var blob []byte
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id, &blob); err != nil {
+			return nil, err
+		}
+		var s float32
+		if q.wide != nil {
+			var ok bool
+			if s, ok = dotWide(qv, blob); !ok {
+				continue
+			}
+		} else {
+			if len(blob) != len(qv)*4 {
+				continue
+			}
+			for i := range qv {
+				s += qv[i] * math.Float32frombits(binary.LittleEndian.Uint32(blob[4*i:]))
+			}
+		}
+		if old, ok := best[id]; !ok || s > old {
+			best[id] = s
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return topHits(best, n), nil
+}
+
+func sortVecHits(h []vecHit) {
+	slices.SortFunc(h, func(a, b vecHit) int {
+		if c := cmp.Compare(b.sim, a.sim); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.item, b.item)
+	})
+}
+
+// embedQuery embeds a query; the built-in embedder weighs words by their
+// rarity in the store and adds the wide vector for re-ranking.
+func (v *Vectors) embedQuery(ctx context.Context, text string) (chunkVec, error) {
+	if b, ok := v.emb.(*embed.Builtin); ok {
+		n, w := b.Dual(text, func(word string) float64 { return v.idf.get(ctx, v.st, word) })
+		if n == nil {
+			return chunkVec{}, embed.ErrEmpty
+		}
+		return chunkVec{narrow: n, wide: w}, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	vecs, err := v.emb.Embed(ctx, []string{text})
+	if err != nil {
+		return chunkVec{}, err
+	}
+	return chunkVec{narrow: vecs[0]}, nil
+}
+
+// rerank scores the given items by their stored wide vectors (best chunk)
+// and returns the best n.
+func (v *Vectors) rerank(ctx context.Context, wide []float32, ids []int64, n int) ([]vecHit, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	args := make([]any, len(ids))
+	for i, id := range ids {
+		args[i] = id
+	}
+	rows, err := v.st.db.QueryContext(ctx, `SELECT item_id, wide FROM item_vectors WHERE wide IS NOT NULL AND item_id IN (`+placeholders(len(ids))+`)`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("vectors: re-rank: %w", err)
+	}
+	defer rows.Close()
+	best := map[int64]float32{}
+	var blob []byte
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id, &blob); err != nil {
+			return nil, err
+		}
+		if s, ok := dotWide(wide, blob); ok {
+			if old, seen := best[id]; !seen || s > old {
+				best[id] = s
+			}
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return topHits(best, n), nil
+}
+
+func topHits(best map[int64]float32, n int) []vecHit {
+	out := make([]vecHit, 0, len(best))
+	for id, s := range best {
+		out = append(out, vecHit{id, s})
+	}
+	sortVecHits(out)
+	if len(out) > n {
+		out = out[:n]
+	}
+	return out
+}
+
+// docID names a chunk in the in-memory index.
+func docID(item, chunk int64) string {
+	return strconv.FormatInt(item, 10) + ":" + strconv.FormatInt(chunk, 10)
+}
+
+func parseDocID(id string) (int64, bool) {
+	s, _, _ := strings.Cut(id, ":")
+	n, err := strconv.ParseInt(s, 10, 64)
+	return n, err == nil
+}
+
+func encodeVector(v []float32) []byte {
+	b := make([]byte, 4*len(v))
+	for i, x := range v {
+		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
+	}
+	return b
+}
+
+func appendDecoded(dst []float32, b []byte) []float32 {
+	for i := 0; i+4 <= len(b); i += 4 {
+		dst = append(dst, math.Float32frombits(binary.LittleEndian.Uint32(b[i:])))
+	}
+	return dst
+}
+
+// idfCache holds inverse document frequencies of query words, computed
+// from the full-text index, for the built-in embedder's query weights.
+type idfCache struct {
+	mu    sync.Mutex
+	n     int64 // documents when the cache was filled
+	at    time.Time
+	words map[string]float64
+}
+
+func (c *idfCache) get(ctx context.Context, st *Store, word string) float64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.words == nil || time.Since(c.at) > time.Minute || len(c.words) > 50000 {
+		var n int64
+		if err := st.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM items`).Scan(&n); err != nil {
+			return 1
+		}
+		if c.words == nil || n > c.n+c.n/20 || n < c.n-c.n/20 || len(c.words) > 50000 {
+			c.words = map[string]float64{}
+			c.n = n
+		}
+		c.at = time.Now()
+	}
+	if v, ok := c.words[word]; ok {
+		return v
+	}
+	var df int64
+	err := st.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM items_fts WHERE items_fts MATCH ?`, `"`+word+`"`).Scan(&df)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return 1
+	}
+	// BM25's idf, always positive.
+	idf := math.Log(1 + (float64(c.n)-float64(df)+0.5)/(float64(df)+0.5))
+	c.words[word] = idf
+	return idf
+}
