@@ -759,3 +759,28 @@ func TestCommands(t *testing.T) {
 		return n == 2
 	})
 }
+
+func TestLevelsReachTheBot(t *testing.T) {
+	h := start(t, setup{ownerID: owner.ID})
+	ctx := context.Background()
+	h.queue.Notify(ctx, notify.Message{Level: notify.FYI, Text: "by the way"})
+	h.queue.Notify(ctx, notify.Message{Level: notify.Critical, Text: "the build is on fire"})
+	h.queue.Notify(ctx, notify.Message{Level: notify.Silent, Text: "only recorded"})
+	h.wait("two messages", func() bool { return h.tg.CountSent(owner.ID) == 2 })
+	quiet := map[string]string{}
+	for _, c := range h.tg.Calls() {
+		if c.Method == "sendMessage" {
+			quiet[c.Params["text"]] = c.Params["disable_notification"]
+		}
+	}
+	if quiet["by the way"] != "true" || quiet["🚨 the build is on fire"] != "" {
+		t.Errorf("disable_notification per text: %v", quiet)
+	}
+	h.wait("the silent one held", func() bool {
+		held, _ := h.queue.Held(ctx, 10)
+		return len(held) == 1 && held[0].Text == "only recorded"
+	})
+	if n := h.tg.CountSent(owner.ID); n != 2 {
+		t.Errorf("%d messages sent, want 2 (silent is never pushed)", n)
+	}
+}
