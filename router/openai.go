@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"sort"
 	"strings"
 
 	"github.com/openai/openai-go/v3"
@@ -138,7 +137,8 @@ func (p *openaiProvider) stream(ctx context.Context, req Request, emit func(stri
 		id, name string
 		args     strings.Builder
 	}
-	calls := map[int64]*partial{}
+	var calls []*partial            // in the order they started
+	byIndex := map[int64]*partial{} // the call each delta index continues
 	finish := ""
 	for stream.Next() {
 		ch := stream.Current()
@@ -157,15 +157,20 @@ func (p *openaiProvider) stream(ctx context.Context, req Request, emit func(stri
 				emit(c.Delta.Content)
 			}
 			for _, tc := range c.Delta.ToolCalls {
-				pc := calls[tc.Index]
-				if pc == nil {
+				// A new id starts a new call even at a reused index: some
+				// compatible servers (Ollama) send every call whole at index 0.
+				pc := byIndex[tc.Index]
+				if pc == nil || (tc.ID != "" && pc.id != "" && tc.ID != pc.id) {
 					pc = &partial{}
-					calls[tc.Index] = pc
+					calls = append(calls, pc)
+					byIndex[tc.Index] = pc
 				}
 				if tc.ID != "" {
 					pc.id = tc.ID
 				}
-				pc.name += tc.Function.Name
+				if name := tc.Function.Name; name != "" && !strings.HasSuffix(pc.name, name) {
+					pc.name += name // a name sent again is not doubled
+				}
 				pc.args.WriteString(tc.Function.Arguments)
 			}
 			if c.FinishReason != "" {
@@ -180,13 +185,7 @@ func (p *openaiProvider) stream(ctx context.Context, req Request, emit func(stri
 	if finish == "" {
 		return out, &ProviderError{Message: "stream ended without a finish reason", Retryable: true, Err: ErrStreamInterrupted}
 	}
-	idx := make([]int64, 0, len(calls))
-	for i := range calls {
-		idx = append(idx, i)
-	}
-	sort.Slice(idx, func(a, b int) bool { return idx[a] < idx[b] })
-	for _, i := range idx {
-		pc := calls[i]
+	for _, pc := range calls {
 		out.ToolCalls = append(out.ToolCalls, ToolCall{ID: pc.id, Name: pc.name, Arguments: argumentsOrEmpty(json.RawMessage(pc.args.String()))})
 	}
 	out.StopReason = openaiStop(finish, len(out.ToolCalls) > 0)

@@ -1,6 +1,36 @@
 // Package router reaches language models: providers behind their official
 // SDKs, task-based routing with retry and failover, streaming, usage and
 // cost accounting, and the daily budget.
+//
+// New builds a Router from config.LLM: the default provider
+// (OMNIBRAIN_LLM_*, named "default"; with no provider set, a local Ollama
+// found on loopback at start) and the named llm.providers. Chat returns a
+// whole answer; Stream also passes text deltas as they arrive (see Delta for
+// the Reset rule). Both:
+//
+//   - route by Request.Task: llm.routes.<task>.providers in order, else the
+//     default provider; a route with privacy: local only uses providers on
+//     loopback (and their connections cannot leave it), else ErrNoModel;
+//   - retry a provider on 429, 5xx, timeouts (llm.timeout per attempt) and
+//     dropped connections, up to 3 attempts with jittered exponential
+//     backoff, waiting what Retry-After asks up to 30s (longer: the next
+//     provider); a refused connection goes to the next provider at once;
+//   - fail over to the next provider, and when all fail return an error
+//     joining each provider's *ProviderError;
+//   - record every attempt in llm_calls with tokens and the cost from
+//     llm.prices (USD per million tokens, keyed by the configured model);
+//   - keep to the budget: once the day's spend (the owner's timezone)
+//     reaches llm.daily_budget_usd, background calls to priced models fail
+//     fast with ErrBudgetExceeded and the owner is told once that day;
+//     interactive calls (Request.Interactive) go on, until the optional
+//     llm.hard_limit_usd stops them too. Unpriced models (a local Ollama)
+//     are never paused.
+//
+// Errors: ErrNoModel (degrade: no model can take the call), ErrBudgetExceeded,
+// *ProviderError (errors.As: provider, model, status, type, retryable),
+// ErrStreamInterrupted (a response that ended early, inside a
+// *ProviderError), and for tool calls CheckArguments' *ArgumentsError
+// (ErrMalformedArguments). Cancelling the context returns its error.
 package router
 
 import (
@@ -84,8 +114,9 @@ type Request struct {
 	Tools       []ToolSpec
 	MaxTokens   int
 	Temperature *float64
-	// Interactive marks calls the owner is waiting for (chat): they are
-	// allowed past a spent budget when configured so, background work is not.
+	// Interactive marks calls the owner is waiting for (chat): they go on
+	// past the spent daily budget (up to llm.hard_limit_usd, if set);
+	// background work is paused.
 	Interactive bool
 }
 
