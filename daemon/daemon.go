@@ -48,6 +48,7 @@ type App struct {
 	approval     approvalParts      // gate, notify queue, executors; daemon/approval.go
 	llm          *router.Router     // the model router; daemon/router.go
 	proactive    proactiveParts     // triage, scheduler, briefings; daemon/proactive.go
+	agent        agentParts         // agent and chat; daemon/agent.go
 }
 
 // Options are what Open needs beyond the configuration.
@@ -98,7 +99,15 @@ func Open(ctx context.Context, cfg *config.Config, opts Options) (*App, error) {
 	backends := api.Backends{Status: a.status}
 	backends.Collect = a.collectors()
 	backends.Usage = usageReport{st: st, cfg: cfg, now: opts.Now}
+	if err := a.openSearch(ctx, &backends); err != nil {
+		st.Close()
+		return nil, err
+	}
 	if err := a.openImporter(ctx, &backends); err != nil {
+		st.Close()
+		return nil, err
+	}
+	if err := a.openAgent(ctx, &backends); err != nil {
 		st.Close()
 		return nil, err
 	}

@@ -55,6 +55,7 @@ func commands() []*command {
 		doctorCommand(),
 		serviceCommand(),
 		importCommand(),
+		searchCommand(),
 		chatCommand(),
 		proposalsCommand(),
 		approveCommand(),

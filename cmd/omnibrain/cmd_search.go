@@ -1,0 +1,110 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/omnibrain/omnibrain/api"
+)
+
+func searchCommand() *command {
+	var (
+		limit                int
+		since, until         string
+		source, person, mode string
+	)
+	return &command{
+		name: "search",
+		args: "[-n K] [--since T] [--until T] [--source S] [--person P] [--mode M] QUERY",
+		summary: "search everything stored (mail, events, GitHub, documents) by words and meaning; " +
+			`date words in the query ("yesterday", "last week", "on Dec 30", "in March", 2001-05-14) narrow it`,
+		flags: func(fs *flag.FlagSet) {
+			fs.IntVar(&limit, "n", 10, "number of results (1-1000)")
+			fs.StringVar(&since, "since", "", "only items at or after T (RFC 3339, or YYYY-MM-DD in your timezone)")
+			fs.StringVar(&until, "until", "", "only items before T (RFC 3339), or up to and including the day YYYY-MM-DD")
+			fs.StringVar(&source, "source", "", "only these sources or kinds, comma-separated (gmail, maildir, calendar, github, email, event, …)")
+			fs.StringVar(&person, "person", "", "only items involving this name or address")
+			fs.StringVar(&mode, "mode", "hybrid", "hybrid, fts (keywords only) or vector (meaning only)")
+		},
+		run: func(ctx context.Context, e *env, args []string) error {
+			query := strings.TrimSpace(strings.Join(args, " "))
+			if query == "" {
+				return usagef("search needs a query (see omnibrain search --help)")
+			}
+			if limit < 1 || limit > 1000 {
+				return usagef("search: -n must be from 1 to 1000")
+			}
+			switch mode {
+			case "hybrid", "fts", "vector":
+			default:
+				return usagef("search: --mode must be hybrid, fts or vector")
+			}
+			cfg, err := e.config()
+			if err != nil {
+				return err
+			}
+			req := api.SearchRequest{Query: query, Limit: limit, Source: source, Person: person, Mode: mode}
+			if req.Since, err = parseSearchTime(since, cfg.Location, false); err != nil {
+				return usagef("search: --since: %v", err)
+			}
+			if req.Until, err = parseSearchTime(until, cfg.Location, true); err != nil {
+				return usagef("search: --until: %v", err)
+			}
+			if !req.Since.IsZero() && !req.Until.IsZero() && !req.Since.Before(req.Until) {
+				return usagef("search: --since must be before --until")
+			}
+			c, err := e.api(ctx)
+			if err != nil {
+				return err
+			}
+			hits, err := c.Search(ctx, req)
+			if err != nil {
+				return apiError(err)
+			}
+			if hits == nil {
+				hits = []api.SearchHit{}
+			}
+			if e.json {
+				return e.printJSON(hits)
+			}
+			if len(hits) == 0 {
+				e.printf("nothing found for %q\n", query)
+				return nil
+			}
+			for i, h := range hits {
+				title := h.Title
+				if title == "" {
+					title = "(no title)"
+				}
+				e.printf("%2d. %s  %s  %s\n", i+1, h.Time.In(cfg.Location).Format("2006-01-02 15:04"), h.Source, title)
+				if h.Snippet != "" {
+					e.printf("    %s\n", h.Snippet)
+				}
+				e.printf("    id: %s\n", h.ID)
+			}
+			return nil
+		},
+	}
+}
+
+// parseSearchTime reads RFC 3339 or a date in the owner's timezone; a date
+// given as the end of a range includes that whole day.
+func parseSearchTime(s string, loc *time.Location, endOfDay bool) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, nil
+	}
+	if t, err := time.Parse(time.RFC3339, s); err == nil {
+		return t, nil
+	}
+	d, err := time.ParseInLocation("2006-01-02", s, loc)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("%q is neither RFC 3339 (2001-05-14T09:00:00Z) nor a date (2001-05-14)", s)
+	}
+	if endOfDay {
+		d = d.AddDate(0, 0, 1)
+	}
+	return d, nil
+}

@@ -1,0 +1,204 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/omnibrain/omnibrain/agent"
+	"github.com/omnibrain/omnibrain/api"
+	"github.com/omnibrain/omnibrain/approval"
+	"github.com/omnibrain/omnibrain/health"
+	"github.com/omnibrain/omnibrain/internal/supervise"
+	"github.com/omnibrain/omnibrain/plugins"
+	"github.com/omnibrain/omnibrain/router"
+	"github.com/omnibrain/omnibrain/store"
+)
+
+// agentHealth is the component the agent reports as.
+const agentHealth = "agent"
+
+// agentParts are the agent and the chat built on it.
+type agentParts struct {
+	agent *agent.Agent
+	chat  *agent.Chat
+	// profile is what the agent knows about the owner; the proactive
+	// wiring may set its Observations and Preferences during Open.
+	profile *agent.ProfileBuilder
+}
+
+// openAgent builds the agent's tools (the standard ones and the plugins'),
+// the agent over the router and the approval gate, and chat; it serves
+// POST /api/v1/chat and resumes runs a restart interrupted.
+func (a *App) openAgent(ctx context.Context, b *api.Backends) error {
+	loc := a.cfg.Location
+	var search agent.Searcher = a.store
+	tools, err := agent.StandardTools(agent.ToolDeps{
+		Search: search, Items: a.store, Location: loc, Now: a.store.Now, OwnerEmails: a.cfg.Owner.Emails,
+	})
+	if err != nil {
+		return fmt.Errorf("daemon: agent tools: %w", err)
+	}
+	if err := a.openPlugins(ctx, tools); err != nil {
+		return err
+	}
+
+	profile := a.profileBuilder()
+	chatRoute := a.cfg.LLM.Routes[string(router.TaskChat)]
+	ag, err := agent.New(agent.Options{
+		Model: a.llm, Tools: tools, Proposer: a.approval.gate, Checkpoints: a.store,
+		Profile: profile, Log: a.log.With("component", "agent"), Now: a.store.Now, Location: loc,
+		Limits: agent.Limits{MaxIterations: chatRoute.MaxIterations},
+	})
+	if err != nil {
+		return fmt.Errorf("daemon: %w", err)
+	}
+	chat, err := agent.NewChat(agent.ChatOptions{
+		Agent: ag, Search: search, Sessions: a.store, Log: a.log.With("component", "chat"), Now: a.store.Now, Location: loc,
+	})
+	if err != nil {
+		return fmt.Errorf("daemon: %w", err)
+	}
+	a.agent = agentParts{agent: ag, chat: chat, profile: profile}
+	b.Chat = chat
+
+	if a.llm.Available() {
+		a.health.Set(agentHealth, health.OK, fmt.Sprintf("%d tools", len(tools.Names())))
+	} else {
+		a.health.Set(agentHealth, health.Degraded, "no model: chat answers with search results only ("+noModelHint+")")
+	}
+	a.components = append(a.components, supervise.Component{Name: agentHealth, Run: a.resumeRuns})
+	return nil
+}
+
+// resumeRuns continues background runs a restart interrupted; chat runs
+// are abandoned (nobody waits for their answer any more). Then it waits
+// for shutdown, so resumed runs stop with the daemon and stay resumable.
+func (a *App) resumeRuns(ctx context.Context) error {
+	runs, err := a.store.UnfinishedAgentRuns(ctx)
+	if err != nil {
+		return err
+	}
+	for _, r := range runs {
+		if r.Interactive {
+			if err := a.store.SetAgentRunStatus(ctx, r.ID, "abandoned"); err != nil {
+				return err
+			}
+			continue
+		}
+		ans, err := a.agent.agent.Resume(ctx, r.ID, nil)
+		if err != nil {
+			a.log.Error("resuming an agent run failed", "run", r.ID, "err", err)
+			if serr := a.store.SetAgentRunStatus(ctx, r.ID, "abandoned"); serr != nil {
+				return errors.Join(err, serr)
+			}
+			continue
+		}
+		a.log.Info("resumed agent run finished", "run", r.ID, "stop", ans.Stop)
+	}
+	<-ctx.Done()
+	return ctx.Err()
+}
+
+// openPlugins loads HOME/plugins: read-only tools join the agent, the
+// others run only through plugin_action proposals, and knowledge files
+// are imported as items.
+func (a *App) openPlugins(ctx context.Context, tools *agent.Registry) error {
+	dir := a.cfg.Plugins.Dir
+	if dir == "" {
+		dir = a.cfg.Path("plugins")
+	}
+	mgr, errs := plugins.Load(dir, plugins.Options{Log: a.log.With("component", "plugins"), Report: a.health})
+	if len(mgr.Names()) == 0 && len(errs) == 0 {
+		a.health.Set(plugins.HealthName, health.Disabled, "no plugins in "+dir)
+		return nil
+	}
+	ptools, err := mgr.Tools()
+	if err != nil {
+		errs = append(errs, err)
+	}
+	for _, t := range ptools {
+		if err := tools.Add(t); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := a.registerExecutor(mgr.Executor(), approval.KindPluginAction); err != nil {
+		return err
+	}
+	items, kerrs := mgr.Knowledge()
+	errs = append(errs, kerrs...)
+	if len(items) > 0 {
+		if _, err := a.store.UpsertItems(ctx, items, store.UpsertOptions{}); err != nil {
+			errs = append(errs, fmt.Errorf("plugins: knowledge: %w", err))
+		}
+	}
+	if len(errs) > 0 {
+		a.health.Degrade(plugins.HealthName, errors.Join(errs...))
+	} else {
+		a.health.Set(plugins.HealthName, health.OK, fmt.Sprintf("%d plugins, %d tools, %d knowledge files", len(mgr.Names()), len(ptools), len(items)))
+	}
+	return nil
+}
+
+// profileBuilder gathers the agent's view of the owner from the store and
+// the gate. Observations and preferences join when the proactive engine
+// provides them (a.agent.profile).
+func (a *App) profileBuilder() *agent.ProfileBuilder {
+	return &agent.ProfileBuilder{
+		Owner: a.cfg.Owner.Name, Emails: a.cfg.Owner.Emails, Location: a.cfg.Location, Now: a.store.Now,
+		Pending: func(ctx context.Context) ([]agent.ProfileProposal, error) {
+			ps, err := a.approval.gate.List(ctx, approval.ListOptions{States: []approval.State{approval.StatePending}, Limit: 10})
+			if err != nil {
+				return nil, err
+			}
+			out := make([]agent.ProfileProposal, len(ps))
+			for i, p := range ps {
+				out[i] = agent.ProfileProposal{ID: p.ID, Kind: string(p.Kind), Title: p.Title}
+			}
+			return out, nil
+		},
+		Today: func(ctx context.Context, from, to time.Time) ([]agent.ProfileEvent, error) {
+			items, err := a.store.ItemsBetween(ctx, []string{"event"}, from, to, 30)
+			if err != nil {
+				return nil, err
+			}
+			out := make([]agent.ProfileEvent, 0, len(items))
+			for _, it := range items {
+				out = append(out, profileEvent(it))
+			}
+			return out, nil
+		},
+		TopContacts: func(ctx context.Context, n int) ([]agent.ProfileContact, error) {
+			cs, err := a.store.TopContacts(ctx, n)
+			if err != nil {
+				return nil, err
+			}
+			out := make([]agent.ProfileContact, len(cs))
+			for i, c := range cs {
+				out[i] = agent.ProfileContact{Name: c.Name, Address: c.Address, Messages: c.Inbound + c.Outbound}
+			}
+			return out, nil
+		},
+	}
+}
+
+// profileEvent reads a calendar item's meta (start, end, all_day, location).
+func profileEvent(it *store.Item) agent.ProfileEvent {
+	ev := agent.ProfileEvent{Start: it.Time, Title: it.Title}
+	if s, ok := it.Meta["end"].(string); ok {
+		if t, err := time.Parse(time.RFC3339, s); err == nil {
+			ev.End = t
+		}
+	}
+	ev.AllDay, _ = it.Meta["all_day"].(bool)
+	ev.Location, _ = it.Meta["location"].(string)
+	return ev
+}
+
+// Agent is the agent, for the proactive engine's background runs
+// (Task.Interactive false: paused by the budget, resumed after restarts).
+func (a *App) Agent() *agent.Agent { return a.agent.agent }
+
+// Chat is the chat the Telegram bot and the API answer with.
+func (a *App) Chat() *agent.Chat { return a.agent.chat }
