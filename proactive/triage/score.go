@@ -3,6 +3,7 @@ package triage
 import (
 	"fmt"
 	"math"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -380,7 +381,10 @@ func bulkEvidence(r *Result, m Mail, text string, toOwner, ccOwner, known, owner
 		add(30, "Auto-Submitted: "+m.AutoSubmitted)
 	}
 	local := localPart(m.From)
-	if bulkLocalParts.MatchString(local) {
+	switch {
+	case noReplyLocal.MatchString(local):
+		add(30, "sender "+local+"@ takes no replies")
+	case bulkLocalParts.MatchString(local):
 		add(25, "sender "+local+"@ is a mass or automated mailbox")
 	}
 	if bulkDomains.MatchString(domainOf(m.From)) {
@@ -413,11 +417,29 @@ func bulkEvidence(r *Result, m Mail, text string, toOwner, ccOwner, known, owner
 	return total
 }
 
-// AsksSomething reports whether a mail's new text asks a question or
-// makes a request: what makes its sender wait for an answer.
+// AsksSomething reports whether a mail's sender asks a question or makes
+// a request in their own words (not in what they forward or quote): what
+// makes them wait for an answer.
 func AsksSomething(subject, body string) bool {
-	pts, _ := matchPhrases(strings.ToLower(subject+"\n"+body), requestPhrases)
-	return pts >= 8 || hasQuestion(body) || strings.Contains(subject, "?")
+	own := OwnWords(body)
+	if forwardSubject.MatchString(subject) {
+		subject = "" // the forwarded mail's subject is not a question to anyone
+	}
+	pts, _ := matchPhrases(strings.ToLower(subject+"\n"+own), requestPhrases)
+	return pts >= 8 || hasQuestion(own) || strings.Contains(subject, "?")
+}
+
+var forwardSubject = regexp.MustCompile(`(?i)^\s*(fw|fwd|wg|tr)\s*:`)
+
+// forwardMarker starts the part of a body that is someone else's mail.
+var forwardMarker = regexp.MustCompile(`(?im)^\s*(-{2,}\s*original message\s*-{2,}|-{2,}\s*forwarded message\s*-{2,}|begin forwarded message:|-{5,}\s*forwarded by|>?\s*from:\s.*\n\s*>?\s*(sent|date):)`)
+
+// OwnWords is the part of a body before any forwarded or quoted mail.
+func OwnWords(body string) string {
+	if loc := forwardMarker.FindStringIndex(body); loc != nil {
+		return body[:loc[0]]
+	}
+	return body
 }
 
 // isAutomated tells machine mail that may matter (alerts, bounces,

@@ -96,8 +96,12 @@ var bulkFooterPhrases = phrases(10, "unsubscribe", "to be removed", "you are rec
 	"do not reply to this", "please do not reply", "this is an automated", "automatically generated", "newsletter", "mailing list",
 	"to stop receiving", "no longer wish to receive", "all rights reserved", "forward this email", "subscription")
 
-// bulkLocalParts are sender mailbox names of automated and mass mail.
-var bulkLocalParts = regexp.MustCompile(`(?i)^(no[._-]?reply|do[._-]?not[._-]?reply|donotreply|no\.address|newsletters?|news|offers?|deals|promo(tions)?|marketing|announce(ments)?|notifications?|notify|alerts?|updates?|digest|mailer(-daemon)?|postmaster|bounces?|daemon|info|feedback|support|service|customerservice|customer[._-]service|webmaster|admin|listserv|majordomo|owner-.*|.*-admin|.*-request|.*-bounces|.*[._-]news|.*newsletters?|.*[._-]offers?|.*\.announcements|ecenter|enews|e-?news|store-news|subscriptions?)$`)
+// noReplyLocal are mailboxes that by their name take no answers: never a
+// person writing to the owner.
+var noReplyLocal = regexp.MustCompile(`(?i)^(no[._-]?reply|do[._-]?not[._-]?reply|donotreply|no\.address|mailer-daemon|postmaster|bounces?|.*-bounces|newsletters?|.*newsletters?|listserv|majordomo)$`)
+
+// bulkLocalParts are sender mailbox names of mass and automated mail.
+var bulkLocalParts = regexp.MustCompile(`(?i)^(news|offers?|deals|promo(tions)?|marketing|announce(ments)?|notifications?|notify|alerts?|updates?|digest|mailer|daemon|info|feedback|support|service|customerservice|customer[._-]service|webmaster|admin|owner-.*|.*-admin|.*-request|.*[._-]news|.*[._-]offers?|.*\.announcements|ecenter|enews|e-?news|store-news|subscriptions?)$`)
 
 // bulkDomains are sender domains of mailing services.
 var bulkDomains = regexp.MustCompile(`(?i)(^|\.)(mailman\.|lists?\.|listserv\.|enews\.|e-?news\.|news\.|mailer\.|bounce\.|email\.|mail-)`)
