@@ -30,6 +30,9 @@ func (g *Gate) Kick() {
 func (g *Gate) RunOutbox(ctx context.Context) error {
 	unresolved, err := g.executingIDs(ctx)
 	if err != nil {
+		if ctx.Err() != nil {
+			return nil // stopped before it began: cancellation is no failure
+		}
 		return err
 	}
 	t := time.NewTicker(g.interval)

@@ -107,9 +107,11 @@ func TestProactiveWired(t *testing.T) {
 	if _, err := c.Briefing(ctx, "hourly"); err == nil {
 		t.Error("an unknown kind was accepted")
 	}
-	list, err := c.Briefings(ctx, "", 5)
+	// Only evening ones: depending on the hour the test runs, the
+	// scheduler may also have caught up today's missed morning briefing.
+	list, err := c.Briefings(ctx, "evening", 5)
 	if err != nil || len(list) != 1 {
-		t.Errorf("stored briefings %d %v", len(list), err)
+		t.Errorf("stored evening briefings %d %v", len(list), err)
 	}
 	cancel()
 	if err := <-done; err != nil {
