@@ -31,6 +31,31 @@ func TestForObjectiveChoosesTemplate(t *testing.T) {
 	}
 }
 
+// Match plans only objectives that clearly ask for a template's kind of
+// work; a question that merely mentions a keyword gets none.
+func TestMatchNeedsAClearRequest(t *testing.T) {
+	tests := []struct {
+		objective string
+		template  string // "" when no plan
+	}{
+		{"Give me my morning briefing", "morning_briefing"},
+		{"Triage my inbox", "email_triage"},
+		{"Which mails need a reply?", "email_triage"},
+		{"Prepare me for my meeting with David", "meeting_prep"},
+		{"Review my open pull requests", "code_review"},
+		{"When did Bob answer?", ""},
+		{"What is on my calendar today?", ""},
+		{"What did Lily write about the birthday party?", ""},
+		{"", ""},
+	}
+	for _, tt := range tests {
+		got, ok := Match(tt.objective)
+		if got != tt.template || ok != (tt.template != "") {
+			t.Errorf("Match(%q) = %q, %v; want %q", tt.objective, got, ok, tt.template)
+		}
+	}
+}
+
 func TestTemplatesAreIndependentCopies(t *testing.T) {
 	a := ForObjective("triage my inbox")
 	a.Phases[0].Steps[0].Description = "changed"

@@ -37,7 +37,7 @@ func Templates() []Template {
 		},
 		{
 			Name:     "email_triage",
-			Keywords: []string{"triage", "inbox", "unread", "emails", "mail", "reply", "respond", "answer"},
+			Keywords: []string{"triage", "inbox", "unread", "emails", "mail", "mails", "reply", "respond", "answer"},
 			Chains:   []string{"email_response"},
 			Phases: []Phase{
 				{Name: "collect", Goal: "find the mail to triage", Steps: []Step{
@@ -68,7 +68,7 @@ func Templates() []Template {
 		},
 		{
 			Name:     "code_review",
-			Keywords: []string{"review", "pull request", "pr", "issue", "github", "code", "ci", "build"},
+			Keywords: []string{"review", "pull request", "pull requests", "pr", "prs", "issue", "issues", "github", "code", "ci", "build"},
 			Chains:   []string{"issue_fix"},
 			Phases: []Phase{
 				{Name: "gather", Goal: "find the pull requests and issues that involve the owner", Steps: []Step{
@@ -104,7 +104,20 @@ func generic() Template {
 // ForObjective builds a plan from the template whose keywords best match
 // the objective, or the generic plan when none does.
 func ForObjective(objective string) *Plan {
-	return fromTemplate(objective, choose(objective))
+	t, _ := choose(objective)
+	return fromTemplate(objective, t)
+}
+
+// Match names the template an objective clearly asks for: one whose
+// keywords it hits with at least two words (a phrase counts its words).
+// A passing mention ("when did Bob answer?") is no request for a
+// four-phase plan; chat plans only what Match names.
+func Match(objective string) (string, bool) {
+	t, score := choose(objective)
+	if score < 2 {
+		return "", false
+	}
+	return t.Name, true
 }
 
 // FromTemplate builds a plan from the named template ("generic" included).
@@ -131,9 +144,9 @@ func fromTemplate(objective string, t Template) *Plan {
 	return p
 }
 
-// choose scores templates by keyword hits (a phrase counts double); ties go
-// to the earlier template, and no hit at all to the generic plan.
-func choose(objective string) Template {
+// choose scores templates by keyword hits (a phrase counts its words); ties
+// go to the earlier template, and no hit at all to the generic plan.
+func choose(objective string) (Template, int) {
 	words := tokens(objective)
 	text := " " + strings.Join(words, " ") + " "
 	best, bestScore := generic(), 0
@@ -149,7 +162,7 @@ func choose(objective string) Template {
 			best, bestScore = t, score
 		}
 	}
-	return best
+	return best, bestScore
 }
 
 func tokens(s string) []string {
