@@ -105,6 +105,7 @@ func runDoctor(ctx context.Context, e *env) []checkResult {
 	add(checkDisk(home))
 	if cfg != nil {
 		out = append(out, checkIntegrations(cfg)...)
+		out = append(out, checkGoogle(ctx, cfg, filepath.Join(home, api.SocketName), time.Now())...) // cmd_auth_doctor.go
 	}
 	return out
 }
