@@ -103,13 +103,35 @@ func (q *Queue) Counts(ctx context.Context) (map[string]int64, error) {
 const metaQuietUntil = "notify.quiet_until"
 
 // SetQuiet holds every non-critical push until until (zero: quiet off).
-// The owner sets it with /quiet.
+// The owner sets it with /quiet. Ending or shortening it releases what
+// the old quiet time was holding.
 func (q *Queue) SetQuiet(ctx context.Context, until time.Time) error {
+	old, err := q.QuietUntil(ctx)
+	if err != nil {
+		old = time.Time{} // an unreadable value is replaced below
+	}
 	v := ""
 	if !until.IsZero() {
 		v = until.UTC().Format(time.RFC3339)
 	}
-	err := q.st.Tx(ctx, func(tx *store.Tx) error { return tx.SetMeta(metaQuietUntil, v) })
+	now := q.st.Now()
+	err = q.st.Tx(ctx, func(tx *store.Tx) error {
+		if err := tx.SetMeta(metaQuietUntil, v); err != nil {
+			return err
+		}
+		end := until
+		if end.Before(now) {
+			end = now
+		}
+		if !old.After(end) {
+			return nil
+		}
+		n, err := tx.ReleaseNotifications(end, old)
+		if n > 0 {
+			q.log.Info("quiet time shortened; held notifications released", "count", n)
+		}
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("notify: set quiet: %w", err)
 	}

@@ -219,6 +219,64 @@ func TestQuietDefersAllButCritical(t *testing.T) {
 	}
 }
 
+// /quiet off (or a shorter /quiet) releases what the quiet time held,
+// and only that: a notification the policy deferred further keeps its time.
+func TestEndingQuietReleasesWhatItHeld(t *testing.T) {
+	c := &clock{t: time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)}
+	st := open(t, c)
+	q := notify.NewQueue(st, nil)
+	ctx := context.Background()
+	later := c.Now().Add(5 * time.Hour)
+	s := &sender{}
+	d, _ := notify.NewDispatcher(notify.DispatcherOptions{Queue: q, Store: st, Sender: s, Now: c.Now,
+		Policy: textPolicy{"policy says later": later}})
+	q.SetQuiet(ctx, c.Now().Add(3*time.Hour))
+	q.Notify(ctx, notify.Message{Level: notify.Important, Key: "a", Text: "held by quiet"})
+	q.Notify(ctx, notify.Message{Level: notify.Important, Key: "b", Text: "policy says later"})
+	d.Pass(ctx)
+	if got := s.texts(); len(got) != 0 {
+		t.Fatalf("during quiet: %q", got)
+	}
+	// Shortened to an hour: due then, not before.
+	if err := q.SetQuiet(ctx, c.Now().Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	c.Add(59 * time.Minute)
+	d.Pass(ctx)
+	if got := s.texts(); len(got) != 0 {
+		t.Fatalf("before the shortened end: %q", got)
+	}
+	c.Add(time.Minute)
+	d.Pass(ctx)
+	if got := fmt.Sprint(s.texts()); got != "[held by quiet]" {
+		t.Fatalf("at the shortened end: %s", got)
+	}
+	// Quiet again, then off: released at once.
+	q.SetQuiet(ctx, c.Now().Add(3*time.Hour))
+	q.Notify(ctx, notify.Message{Level: notify.Important, Key: "c", Text: "held again"})
+	d.Pass(ctx)
+	if err := q.SetQuiet(ctx, time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	d.Pass(ctx)
+	if got := fmt.Sprint(s.texts()); got != "[held by quiet held again]" {
+		t.Errorf("after /quiet off: %s", got)
+	}
+	if n, _ := st.NotificationByKey(ctx, "b"); n.State != store.NotificationQueued || !n.NotBefore.Equal(later) {
+		t.Errorf("the policy's deferral was changed: %+v", n)
+	}
+}
+
+// textPolicy defers the messages it names until their time.
+type textPolicy map[string]time.Time
+
+func (p textPolicy) Decide(_ context.Context, m notify.Queued, now time.Time) notify.Decision {
+	if until, ok := p[m.Text]; ok && now.Before(until) {
+		return notify.Decision{Action: notify.Defer, Until: until}
+	}
+	return notify.Decision{Action: notify.Deliver}
+}
+
 // policy defers everything once by an hour.
 type policy struct{ until time.Time }
 

@@ -171,3 +171,16 @@ func (s *Store) NotificationByKey(ctx context.Context, key string) (*Notificatio
 	}
 	return n, err
 }
+
+// ReleaseNotifications makes queued notifications deferred to a time in
+// (after, through] due at after instead: the end of a quiet time came
+// earlier than planned. Whatever still has to wait is deferred again by
+// the policy when they come up. It returns how many it moved.
+func (t *Tx) ReleaseNotifications(after, through time.Time) (int64, error) {
+	res, err := t.exec(`UPDATE notifications SET not_before = ? WHERE state = ? AND not_before > ? AND not_before <= ?`,
+		ms(after), NotificationQueued, ms(after), ms(through))
+	if err != nil {
+		return 0, fmt.Errorf("release notifications: %w", err)
+	}
+	return res.RowsAffected()
+}
