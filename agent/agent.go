@@ -51,10 +51,13 @@ type Options struct {
 	Now         func() time.Time
 	Location    *time.Location // the owner's timezone, for times shown to the model
 
-	Limits        Limits
-	Deadline      time.Duration // per run, default 10 minutes
-	ContextTokens int           // prompt budget, default 24000
-	ProfileTokens int           // profile budget inside the prompt, default 600
+	Limits Limits
+	// TaskIterations caps the model calls of runs on a route (from
+	// llm.routes.<task>.max_iterations); absent: Limits.MaxIterations.
+	TaskIterations map[router.Task]int
+	Deadline       time.Duration // per run, default 10 minutes
+	ContextTokens  int           // prompt budget, default 24000
+	ProfileTokens  int           // profile budget inside the prompt, default 600
 	// Summarize asks the model (task reflection) to summarise turns that
 	// no longer fit, instead of only noting that they were left out.
 	Summarize bool
@@ -263,6 +266,9 @@ func (a *Agent) emitter(st *runState, onEvent func(Event)) func(Event) {
 // loop is the ReAct loop: call the model, run its tool calls, repeat.
 func (a *Agent) loop(parent context.Context, st *runState, emit func(Event)) (*Answer, error) {
 	lim := a.opts.Limits
+	if n := a.opts.TaskIterations[st.Task.Route]; n > 0 {
+		lim.MaxIterations = n
+	}
 	if st.Task.MaxIterations > 0 {
 		lim.MaxIterations = st.Task.MaxIterations
 	}

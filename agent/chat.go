@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/omnibrain/omnibrain/planner"
 	"github.com/omnibrain/omnibrain/router"
 	"github.com/omnibrain/omnibrain/store"
 )
@@ -113,11 +114,18 @@ func (c *Chat) Chat(ctx context.Context, sessionID, text string, onEvent func(Ev
 	if need == NeedData && c.opts.Search != nil {
 		items = c.retrieve(ctx, text, emit)
 	}
+	// A message that clearly asks for planned work ("triage my inbox",
+	// "prepare me for my meeting with Bob") runs with that template's plan
+	// and reasoning chains; a plain question runs without.
+	plan := ""
+	if need == NeedData {
+		plan, _ = planner.Match(text)
+	}
 
 	var ans *Answer
 	if c.opts.Agent != nil {
 		ans, err = c.opts.Agent.Run(ctx, Task{
-			Objective: text, Route: router.TaskChat, History: history, Items: items,
+			Objective: text, Route: router.TaskChat, History: history, Items: items, Plan: plan,
 			Instructions: chatInstructions, Interactive: true, Session: sessionID, NoTools: need == NeedGeneral,
 		}, func(ev Event) {
 			if ev.Type != EventDone { // chat sends its own done, after saving the session
@@ -128,11 +136,18 @@ func (c *Chat) Chat(ctx context.Context, sessionID, text string, onEvent func(Ev
 			return nil, err
 		}
 	}
-	if ans == nil || ans.Stop == StopNoModel {
+	if ans == nil || ans.Stop == StopNoModel || (ans.Stop == StopBudget && ans.ToolCalls == 0 && len(ans.Proposals) == 0) {
 		if need == NeedData && items == nil && c.opts.Search != nil {
 			items = c.retrieve(ctx, text, emit)
 		}
-		ans = c.noModelAnswer(text, need, items)
+		if ans != nil && ans.Stop == StopBudget {
+			// The owner still gets the best matches, and why there is no more.
+			prev := ans
+			ans = c.searchAnswer(prev.Text, StopBudget, need, items)
+			ans.RunID, ans.Iterations, ans.Usage = prev.RunID, prev.Iterations, prev.Usage
+		} else {
+			ans = c.noModelAnswer(text, need, items)
+		}
 		emit(Event{Type: EventText, Text: ans.Text})
 	}
 	ans.SessionID = sessionID
@@ -219,15 +234,31 @@ func (c *Chat) retrieve(ctx context.Context, text string, emit func(Event)) []Ci
 // noModelAnswer is chat without a model: the best search results, and a
 // plain word that a model is needed for more.
 func (c *Chat) noModelAnswer(text string, need Need, items []Cited) *Answer {
-	ans := &Answer{Stop: StopNoModel, NoModel: true, Citations: []Citation{}}
-	var b strings.Builder
+	var intro string
 	switch {
 	case need != NeedData:
-		fmt.Fprintf(&b, "I can search your mail, calendar and GitHub, but answering in conversation needs a language model, and none is configured (%s).", c.opts.NoModelHint)
+		intro = fmt.Sprintf("I can search your mail, calendar and GitHub, but answering in conversation needs a language model, and none is configured (%s).", c.opts.NoModelHint)
 	case len(items) == 0:
-		fmt.Fprintf(&b, "No language model is configured, so I can only search — and I found nothing in your data matching %q. For real answers, configure a model (%s).", text, c.opts.NoModelHint)
+		intro = fmt.Sprintf("No language model is configured, so I can only search — and I found nothing in your data matching %q. For real answers, configure a model (%s).", text, c.opts.NoModelHint)
 	default:
-		fmt.Fprintf(&b, "No language model is configured, so I cannot write an answer — these are the items in your data that best match your question. For real answers, configure a model (%s).\n", c.opts.NoModelHint)
+		intro = fmt.Sprintf("No language model is configured, so I cannot write an answer — these are the items in your data that best match your question. For real answers, configure a model (%s).", c.opts.NoModelHint)
+	}
+	ans := c.searchAnswer(intro, StopNoModel, need, items)
+	ans.NoModel = true
+	return ans
+}
+
+// searchAnswer is an answer made of intro (why there is no model's answer)
+// and, for a data question, the best search results, cited.
+func (c *Chat) searchAnswer(intro string, stop Stop, need Need, items []Cited) *Answer {
+	ans := &Answer{Stop: stop, Citations: []Citation{}}
+	var b strings.Builder
+	b.WriteString(intro)
+	if need == NeedData && len(items) > 0 {
+		if stop != StopNoModel {
+			b.WriteString("\n\nThe items in your data that best match your question:")
+		}
+		b.WriteString("\n")
 		for i, it := range items {
 			n := i + 1
 			fmt.Fprintf(&b, "\n[%d] %s · %s", n, it.Time.In(c.opts.Location).Format("2006-01-02 15:04"), it.Source)

@@ -2,11 +2,14 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/omnibrain/omnibrain/config"
 	"github.com/omnibrain/omnibrain/internal/fakes/llm"
+	"github.com/omnibrain/omnibrain/router"
 )
 
 func newChat(t *testing.T, h *harness) *Chat {
@@ -157,5 +160,45 @@ func TestChatRejectsEmptyMessage(t *testing.T) {
 	h := newHarness(t, harnessOpts{noLLM: true})
 	if _, err := newChat(t, h).Chat(context.Background(), "", "   ", nil); err != ErrEmptyMessage {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+// TestChatPastTheBudget: once the day's budget is spent, background work
+// pauses but chat still gets the model; once the hard limit is reached,
+// chat says why it cannot use the model and answers from search, citing
+// what it found, instead of an error wall.
+func TestChatPastTheBudget(t *testing.T) {
+	h := newHarness(t, harnessOpts{router: func(o *router.Options) {
+		o.LLM.Prices = map[string]config.Price{"openai-model": {InputPerMTok: 10}}
+		o.LLM.DailyBudgetUSD, o.LLM.HardLimitUSD = 0.01, 0.02
+	}})
+	loadDojo(t, h.st, "")
+	c := newChat(t, h)
+	h.model.script(llm.Turn{Text: "triaged", InputTokens: 1000}) // spends the daily budget
+	if _, err := h.router.Chat(context.Background(), router.Request{Task: router.TaskTriage, Messages: []router.Message{{Role: router.RoleUser, Content: "mail"}}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.router.Chat(context.Background(), router.Request{Task: router.TaskTriage, Messages: []router.Message{{Role: router.RoleUser, Content: "mail"}}}); !errors.Is(err, router.ErrBudgetExceeded) {
+		t.Fatalf("background work past the budget: %v", err)
+	}
+
+	h.model.script(llm.Turn{Text: "Lily invited you to a birthday party [1].", InputTokens: 1000}) // reaches the hard limit
+	ans := h.chat(c, "", "What did Lily write about the birthday party?")
+	if ans.Stop != StopDone || !strings.HasPrefix(ans.Text, "Lily invited you") {
+		t.Fatalf("chat past the daily budget: %+v", ans)
+	}
+
+	ans = h.chat(c, ans.SessionID, "What did Lily write about the birthday party?")
+	if ans.Stop != StopBudget || ans.NoModel || !strings.Contains(ans.Text, "today's model budget is spent") || !strings.Contains(ans.Text, "hard limit") {
+		t.Fatalf("chat past the hard limit: %+v", ans)
+	}
+	if len(ans.Citations) == 0 || ans.Citations[0].Title != "Birthday Party" || !strings.Contains(ans.Text, "[1]") {
+		t.Fatalf("no search results past the hard limit: %+v\n%s", ans.Citations, ans.Text)
+	}
+	if n := len(h.model.requests()); n != 2 {
+		t.Fatalf("the model saw %d requests; past the hard limit it must see none", n)
+	}
+	if texts := h.eventsOf(EventText); len(texts) != 1 || texts[0].Text != ans.Text {
+		t.Fatalf("text events %+v", texts)
 	}
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/omnibrain/omnibrain/approval"
 	"github.com/omnibrain/omnibrain/internal/fakes/llm"
+	"github.com/omnibrain/omnibrain/router"
 )
 
 var birthdayRef = regexp.MustCompile(`\[(\d+)\][^\n]*· Birthday Party\n`)
@@ -299,44 +300,70 @@ func indexAll(s, sub string) []int {
 // (arguments in any key order) gets it run twice, then blocked with the
 // reason, and the run stops after a few blocked turns.
 func TestRepeatedCallIsBlocked(t *testing.T) {
-	h := newHarness(t, harnessOpts{})
-	var n atomic.Int32
-	h.model.respond(func(llm.Request) llm.Turn {
-		if n.Add(1)%2 == 0 {
-			return llm.Turn{ToolCalls: []llm.ToolCall{call("search", `{"limit": 3, "query": "budget"}`)}}
-		}
-		return llm.Turn{ToolCalls: []llm.ToolCall{call("search", `{"query":"budget","limit":3}`)}}
-	})
-	ans := h.run(Task{Objective: "find the budget"})
-	if ans.Stop != StopLoop || ans.Iterations != 5 {
-		t.Fatalf("stop = %s after %d iterations", ans.Stop, ans.Iterations)
-	}
-	if got := strings.Join(h.toolStatuses(), ","); got != "search:ok,search:ok,search:blocked,search:blocked,search:blocked" {
-		t.Fatalf("statuses = %s", got)
-	}
-	res, _ := lastToolResult(h.model.requests()[3])
-	if !strings.Contains(res, "Blocked: you already called search with exactly these arguments 2 times") {
-		t.Fatalf("the model was not told why: %q", res)
-	}
-	if !strings.Contains(ans.Text, "repeating") {
-		t.Fatalf("answer = %q", ans.Text)
+	for _, kind := range kinds {
+		t.Run(kind, func(t *testing.T) {
+			h := newHarness(t, harnessOpts{kind: kind})
+			var n atomic.Int32
+			h.model.respond(func(llm.Request) llm.Turn {
+				if n.Add(1)%2 == 0 {
+					return llm.Turn{ToolCalls: []llm.ToolCall{call("search", `{"limit": 3, "query": "budget"}`)}}
+				}
+				return llm.Turn{ToolCalls: []llm.ToolCall{call("search", `{"query":"budget","limit":3}`)}}
+			})
+			ans := h.run(Task{Objective: "find the budget"})
+			if ans.Stop != StopLoop || ans.Iterations != 5 {
+				t.Fatalf("stop = %s after %d iterations", ans.Stop, ans.Iterations)
+			}
+			if got := strings.Join(h.toolStatuses(), ","); got != "search:ok,search:ok,search:blocked,search:blocked,search:blocked" {
+				t.Fatalf("statuses = %s", got)
+			}
+			res, _ := lastToolResult(h.model.requests()[3])
+			if !strings.Contains(res, "Blocked: you already called search with exactly these arguments 2 times") {
+				t.Fatalf("the model was not told why: %q", res)
+			}
+			if !strings.Contains(ans.Text, "repeating") {
+				t.Fatalf("answer = %q", ans.Text)
+			}
+		})
 	}
 }
 
 // TestModelThatNeverStops: different calls every turn end at the
 // iteration cap, with an answer that says so.
 func TestModelThatNeverStops(t *testing.T) {
-	h := newHarness(t, harnessOpts{})
+	for _, kind := range kinds {
+		t.Run(kind, func(t *testing.T) {
+			h := newHarness(t, harnessOpts{kind: kind})
+			var n atomic.Int32
+			h.model.respond(func(llm.Request) llm.Turn {
+				return llm.Turn{Text: "still looking", ToolCalls: []llm.ToolCall{call("search", fmt.Sprintf(`{"query":"q%d"}`, n.Add(1)))}}
+			})
+			ans := h.run(Task{Objective: "look forever", MaxIterations: 6})
+			if ans.Stop != StopMaxIterations || ans.Iterations != 6 || len(h.model.requests()) != 6 || ans.ToolCalls != 6 {
+				t.Fatalf("answer = %+v, %d requests", ans, len(h.model.requests()))
+			}
+			if !strings.Contains(ans.Text, "I stopped after 6 steps") || !strings.Contains(ans.Text, "still looking") {
+				t.Fatalf("answer text = %q", ans.Text)
+			}
+		})
+	}
+}
+
+// TestIterationCapPerTask: a route's own cap (llm.routes.<task>.max_iterations)
+// applies to runs on that route only.
+func TestIterationCapPerTask(t *testing.T) {
+	h := newHarness(t, harnessOpts{agent: func(o *Options) {
+		o.TaskIterations = map[router.Task]int{router.TaskChat: 3}
+	}})
 	var n atomic.Int32
 	h.model.respond(func(llm.Request) llm.Turn {
-		return llm.Turn{Text: "still looking", ToolCalls: []llm.ToolCall{call("search", fmt.Sprintf(`{"query":"q%d"}`, n.Add(1)))}}
+		return llm.Turn{ToolCalls: []llm.ToolCall{call("search", fmt.Sprintf(`{"query":"q%d"}`, n.Add(1)))}}
 	})
-	ans := h.run(Task{Objective: "look forever", MaxIterations: 6})
-	if ans.Stop != StopMaxIterations || ans.Iterations != 6 || len(h.model.requests()) != 6 || ans.ToolCalls != 6 {
-		t.Fatalf("answer = %+v, %d requests", ans, len(h.model.requests()))
+	if ans := h.run(Task{Objective: "look", Route: router.TaskChat}); ans.Stop != StopMaxIterations || ans.Iterations != 3 {
+		t.Fatalf("chat run: %+v", ans)
 	}
-	if !strings.Contains(ans.Text, "I stopped after 6 steps") || !strings.Contains(ans.Text, "still looking") {
-		t.Fatalf("answer text = %q", ans.Text)
+	if ans := h.run(Task{Objective: "look", Route: router.TaskAnalysis}); ans.Stop != StopMaxIterations || ans.Iterations != 50 {
+		t.Fatalf("analysis run (default cap 50): %+v", ans)
 	}
 }
 
@@ -378,59 +405,71 @@ type nothing struct{}
 // TestHangingToolTimesOut: a tool that never answers (even ignoring its
 // context) is abandoned at its timeout; the model hears why and goes on.
 func TestHangingToolTimesOut(t *testing.T) {
-	release := make(chan struct{})
-	t.Cleanup(func() { close(release) })
-	stubborn, err := NewTool("stubborn", "never answers", Read, 50*time.Millisecond, func(context.Context, nothing) (Result, error) {
-		<-release
-		return Result{Text: "too late"}, nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	polite, _ := NewTool("polite", "answers only when cancelled", Read, 50*time.Millisecond, func(ctx context.Context, _ nothing) (Result, error) {
-		<-ctx.Done()
-		return Result{}, ctx.Err()
-	})
-	h := newHarness(t, harnessOpts{extra: []*Tool{stubborn, polite}})
-	h.model.script(
-		llm.Turn{ToolCalls: []llm.ToolCall{call("stubborn", `{}`), call("polite", `{}`)}},
-		llm.Turn{Text: "The tools did not answer."},
-	)
-	ans := h.run(Task{Objective: "use the tools"})
-	if got := strings.Join(h.toolStatuses(), ","); got != "stubborn:timeout,polite:timeout" || ans.Stop != StopDone {
-		t.Fatalf("statuses = %s, stop %s", got, ans.Stop)
-	}
-	res, _ := lastToolResult(h.model.requests()[1])
-	if !strings.Contains(res, "did not answer within 50ms") {
-		t.Fatalf("result = %q", res)
+	for _, kind := range kinds {
+		t.Run(kind, func(t *testing.T) {
+			release := make(chan struct{})
+			t.Cleanup(func() { close(release) })
+			stubborn, err := NewTool("stubborn", "never answers", Read, 50*time.Millisecond, func(context.Context, nothing) (Result, error) {
+				<-release
+				return Result{Text: "too late"}, nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			polite, _ := NewTool("polite", "answers only when cancelled", Read, 50*time.Millisecond, func(ctx context.Context, _ nothing) (Result, error) {
+				<-ctx.Done()
+				return Result{}, ctx.Err()
+			})
+			h := newHarness(t, harnessOpts{kind: kind, extra: []*Tool{stubborn, polite}})
+			h.model.script(
+				llm.Turn{ToolCalls: []llm.ToolCall{call("stubborn", `{}`), call("polite", `{}`)}},
+				llm.Turn{Text: "The tools did not answer."},
+			)
+			ans := h.run(Task{Objective: "use the tools"})
+			if got := strings.Join(h.toolStatuses(), ","); got != "stubborn:timeout,polite:timeout" || ans.Stop != StopDone {
+				t.Fatalf("statuses = %s, stop %s", got, ans.Stop)
+			}
+			res, _ := lastToolResult(h.model.requests()[1])
+			if !strings.Contains(res, "did not answer within 50ms") {
+				t.Fatalf("result = %q", res)
+			}
+		})
 	}
 }
 
 // TestRunDeadline: a model that never answers is cut off by the run's
 // deadline.
 func TestRunDeadline(t *testing.T) {
-	h := newHarness(t, harnessOpts{})
-	h.model.script(llm.Turn{Hang: true})
-	ans := h.run(Task{Objective: "hello", Deadline: 200 * time.Millisecond})
-	if ans.Stop != StopDeadline || !strings.Contains(ans.Text, "ran out of time") {
-		t.Fatalf("answer = %+v", ans)
+	for _, kind := range kinds {
+		t.Run(kind, func(t *testing.T) {
+			h := newHarness(t, harnessOpts{kind: kind})
+			h.model.script(llm.Turn{Hang: true})
+			ans := h.run(Task{Objective: "hello", Deadline: 200 * time.Millisecond})
+			if ans.Stop != StopDeadline || !strings.Contains(ans.Text, "ran out of time") {
+				t.Fatalf("answer = %+v", ans)
+			}
+		})
 	}
 }
 
 // TestCircuitBreaker: the same model error three times stops the run.
 func TestCircuitBreaker(t *testing.T) {
-	h := newHarness(t, harnessOpts{})
-	h.model.respond(func(llm.Request) llm.Turn { return llm.Turn{Status: 500} })
-	ans := h.run(Task{Objective: "hello"})
-	if ans.Stop != StopCircuitBreaker || !strings.Contains(ans.Text, "kept failing") {
-		t.Fatalf("answer = %+v", ans)
-	}
-	// the router tried twice per call (Retry.Attempts 2), the agent three calls
-	if n := len(h.model.requests()); n != 6 {
-		t.Fatalf("%d requests, want 6", n)
-	}
-	if n := len(h.eventsOf(EventError)); n != 3 {
-		t.Fatalf("%d error events, want 3", n)
+	for _, kind := range kinds {
+		t.Run(kind, func(t *testing.T) {
+			h := newHarness(t, harnessOpts{kind: kind})
+			h.model.respond(func(llm.Request) llm.Turn { return llm.Turn{Status: 500} })
+			ans := h.run(Task{Objective: "hello"})
+			if ans.Stop != StopCircuitBreaker || !strings.Contains(ans.Text, "kept failing") {
+				t.Fatalf("answer = %+v", ans)
+			}
+			// the router tried twice per call (Retry.Attempts 2), the agent three calls
+			if n := len(h.model.requests()); n != 6 {
+				t.Fatalf("%d requests, want 6", n)
+			}
+			if n := len(h.eventsOf(EventError)); n != 3 {
+				t.Fatalf("%d error events, want 3", n)
+			}
+		})
 	}
 }
 

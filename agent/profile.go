@@ -43,8 +43,9 @@ type ProfileContact struct {
 // Render writes the profile for the system prompt within about budget
 // tokens: the owner and local time first, then pending proposals, today's
 // calendar, preferences, top contacts and observations, each line added
-// while it fits. Outside text (event titles, names, observations quoting
-// mail) goes inside one untrusted-data block.
+// while it fits. Everything past the owner and the time goes inside one
+// untrusted-data block: event titles, names, observations quoting mail,
+// and learned preferences naming senders all carry outside text.
 func (p *Profile) Render(budget int) string {
 	if p == nil {
 		return ""
@@ -66,7 +67,7 @@ func (p *Profile) Render(budget int) string {
 	fmt.Fprintf(&head, "Timezone: %s. Local time: %s.\n", loc, now.Format("Monday 2006-01-02 15:04"))
 
 	used := EstimateTokens(head.String()) + 30 // the data block's delimiters
-	var data, trusted strings.Builder
+	var data strings.Builder
 	add := func(dst *strings.Builder, title string, lines []string) {
 		if len(lines) == 0 {
 			return
@@ -111,7 +112,7 @@ func (p *Profile) Render(budget int) string {
 	for _, pr := range p.Preferences {
 		lines = append(lines, "- "+oneLine(pr)+"\n")
 	}
-	add(&trusted, "The owner's preferences:\n", lines)
+	add(&data, "The owner's preferences:\n", lines)
 	lines = nil
 	for _, c := range p.TopContacts {
 		l := "- " + oneLine(c.Name)
@@ -131,9 +132,6 @@ func (p *Profile) Render(budget int) string {
 	add(&data, "Recent observations:\n", lines)
 
 	out := head.String()
-	if trusted.Len() > 0 {
-		out += trusted.String()
-	}
 	if data.Len() > 0 {
 		out += wrapUntrusted("profile", data.String()) + "\n"
 	}
