@@ -23,8 +23,7 @@ const agentHealth = "agent"
 type agentParts struct {
 	agent *agent.Agent
 	chat  *agent.Chat
-	// profile is what the agent knows about the owner; the proactive
-	// wiring may set its Observations and Preferences during Open.
+	// profile is what the agent knows about the owner.
 	profile *agent.ProfileBuilder
 }
 
@@ -45,11 +44,16 @@ func (a *App) openAgent(ctx context.Context, b *api.Backends) error {
 	}
 
 	profile := a.profileBuilder()
-	chatRoute := a.cfg.LLM.Routes[string(router.TaskChat)]
+	iterations := map[router.Task]int{}
+	for task, route := range a.cfg.LLM.Routes {
+		if route.MaxIterations > 0 {
+			iterations[router.Task(task)] = route.MaxIterations
+		}
+	}
 	ag, err := agent.New(agent.Options{
 		Model: a.llm, Tools: tools, Proposer: a.approval.gate, Checkpoints: a.store,
 		Profile: profile, Log: a.log.With("component", "agent"), Now: a.store.Now, Location: loc,
-		Limits: agent.Limits{MaxIterations: chatRoute.MaxIterations},
+		TaskIterations: iterations,
 	})
 	if err != nil {
 		return fmt.Errorf("daemon: %w", err)
@@ -142,8 +146,8 @@ func (a *App) openPlugins(ctx context.Context, tools *agent.Registry) error {
 }
 
 // profileBuilder gathers the agent's view of the owner from the store and
-// the gate. Observations and preferences join when the proactive engine
-// provides them (a.agent.profile).
+// the gate: pending proposals, today's calendar, top contacts, and the
+// proactive engine's observations and learned preferences.
 func (a *App) profileBuilder() *agent.ProfileBuilder {
 	return &agent.ProfileBuilder{
 		Owner: a.cfg.Owner.Name, Emails: a.cfg.Owner.Emails, Location: a.cfg.Location, Now: a.store.Now,
@@ -180,7 +184,55 @@ func (a *App) profileBuilder() *agent.ProfileBuilder {
 			}
 			return out, nil
 		},
+		Observations: func(ctx context.Context, n int) ([]string, error) {
+			obs, err := a.store.Observations(ctx, time.Time{}, n)
+			if err != nil {
+				return nil, err
+			}
+			out := make([]string, len(obs))
+			for i, o := range obs {
+				out[i] = o.Summary
+				if o.Suggestion != "" {
+					out[i] += " (so " + o.Suggestion + ")"
+				}
+			}
+			return out, nil
+		},
+		Preferences: func(ctx context.Context) ([]string, error) {
+			prefs, err := a.store.Preferences(ctx)
+			if err != nil {
+				return nil, err
+			}
+			return profilePreferences(prefs, 8), nil
+		},
 	}
+}
+
+// profilePreferences says what triage's strongest preferences mean, e.g.
+// "mail from sender:bob@example.org ranks higher (you answer them within 2h)".
+func profilePreferences(prefs []store.Preference, n int) []string {
+	var out []string
+	for _, p := range prefs {
+		if len(out) == n {
+			break
+		}
+		if p.Weight == 0 {
+			continue
+		}
+		dir := "higher"
+		if p.Weight < 0 {
+			dir = "lower"
+		}
+		l := fmt.Sprintf("mail from %s ranks %s", p.Key, dir)
+		switch {
+		case p.Source == store.PreferenceOwner:
+			l += " (set by the owner)"
+		case p.Detail != "":
+			l += " (" + p.Detail + ")"
+		}
+		out = append(out, l)
+	}
+	return out
 }
 
 // profileEvent reads a calendar item's meta (start, end, all_day, location).

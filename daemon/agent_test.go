@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -15,9 +16,12 @@ import (
 	"github.com/omnibrain/omnibrain/approval"
 	"github.com/omnibrain/omnibrain/collectors/importer"
 	"github.com/omnibrain/omnibrain/config"
+	"github.com/omnibrain/omnibrain/graph"
 	"github.com/omnibrain/omnibrain/health"
 	"github.com/omnibrain/omnibrain/internal/fakes/llm"
 	"github.com/omnibrain/omnibrain/internal/testutil"
+	"github.com/omnibrain/omnibrain/planner"
+	"github.com/omnibrain/omnibrain/store"
 )
 
 // importEnron imports one real Enron mailbox through the real importer.
@@ -159,5 +163,130 @@ func TestPluginsJoinTheAgent(t *testing.T) {
 	res := f.Requests()[1].Messages[len(f.Requests()[1].Messages)-1].Content
 	if !strings.Contains(res, "sunny") || !strings.Contains(res, "UNTRUSTED DATA") {
 		t.Fatalf("plugin output reached the model as %q", res)
+	}
+}
+
+// TestChatPlansAClearRequest: a message that asks for planned work runs
+// with the template's plan and reasoning chain: the system prompt shows
+// the active phase and the frontier, the model's findings and
+// finish_phase move them (events on the API), the next prompt follows,
+// and the plan and graph are saved with the run. The profile in the
+// prompt carries the proactive engine's observations and preferences.
+func TestChatPlansAClearRequest(t *testing.T) {
+	f := llm.NewOpenAI(t)
+	app, c := openLLMApp(t, func(cfg *config.Config) {
+		cfg.LLM.Provider, cfg.LLM.BaseURL, cfg.LLM.Model = "openai", f.URL, "gpt-test"
+		cfg.Owner = config.Owner{Name: "Bill Rapp", Emails: []string{"bill.rapp@enron.com"}}
+	})
+	importEnron(t, app, "rapp-b")
+	ctx := context.Background()
+	if _, err := app.Store().UpsertObservation(ctx, &store.Observation{Kind: "answers_fast", Key: "dan@energyattorney.com",
+		Summary: "you answer dan@energyattorney.com fast: median 40m over 6 replies", Confidence: 0.9, Suggestion: "their mail is ranked higher"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := app.Store().SetPreference(ctx, store.Preference{Key: "sender:dan@energyattorney.com", Weight: 10, Source: store.PreferenceLearned, Detail: "you answer them within 40m"}); err != nil {
+		t.Fatal(err)
+	}
+
+	var turn int
+	f.Respond(func(r llm.Request) llm.Turn {
+		turn++
+		switch turn {
+		case 1:
+			return llm.Turn{ToolCalls: []llm.ToolCall{
+				{Name: "search", Arguments: `{"query":"please send comments"}`},
+				{Name: "record_finding", Arguments: `{"node":"email","state":"confirmed","evidence":"Dan asks for comments on the CPUC letter"}`},
+			}}
+		case 2:
+			return llm.Turn{ToolCalls: []llm.ToolCall{{Name: "finish_phase", Arguments: `{"reflection":"One mail asks for comments by 10 a.m."}`}}}
+		}
+		return llm.Turn{Text: "One mail needs you: Dan wants comments on the CPUC letter."}
+	})
+	var events []agent.Event
+	ans, err := c.Chat(ctx, api.ChatRequest{Message: "Triage my inbox: which mails need a reply?"}, func(ev agent.Event) { events = append(events, ev) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ans.Stop != agent.StopDone || ans.Iterations != 3 {
+		t.Fatalf("answer = %+v", ans)
+	}
+	reqs := f.Requests()
+	if len(reqs) != 3 {
+		t.Fatalf("%d model requests", len(reqs))
+	}
+	first, third := reqs[0].System, reqs[2].System
+	for _, want := range []string{
+		"Plan for: Triage my inbox", "1. [active] collect: find the mail to triage", "(tools: search)",
+		"Reasoning frontier", "- email [unknown]: the mail is identified and read",
+		"Recent observations:\n- you answer dan@energyattorney.com fast", "mail from sender:dan@energyattorney.com ranks higher (you answer them within 40m)",
+	} {
+		if !strings.Contains(first, want) {
+			t.Errorf("first prompt lacks %q:\n%s", want, first)
+		}
+	}
+	for _, want := range []string{"1. [done] collect — One mail asks for comments by 10 a.m.", "2. [active] classify", "- needs_reply [unknown]"} {
+		if !strings.Contains(third, want) {
+			t.Errorf("third prompt lacks %q:\n%s", want, third)
+		}
+	}
+	if strings.Contains(third, "- email [unknown]") {
+		t.Errorf("the confirmed node is still on the frontier:\n%s", third)
+	}
+	var tools []string
+	for _, tl := range reqs[0].Tools {
+		tools = append(tools, tl.Name)
+	}
+	if got := strings.Join(tools, ","); !strings.Contains(got, "finish_phase") || !strings.Contains(got, "record_finding") {
+		t.Errorf("the plan's tools were not offered: %s", got)
+	}
+
+	var plan, finding, phase int
+	for _, ev := range events {
+		switch ev.Type {
+		case agent.EventPlan:
+			plan++
+			if ev.Plan.Template != "email_triage" {
+				t.Errorf("plan event %+v", ev.Plan)
+			}
+		case agent.EventFinding:
+			finding++
+		case agent.EventPhaseComplete:
+			phase++
+			if ev.Phase.Name != "collect" || ev.Phase.Reflection != "One mail asks for comments by 10 a.m." {
+				t.Errorf("phase event %+v", ev.Phase)
+			}
+		}
+	}
+	if plan != 1 || finding != 1 || phase != 1 {
+		t.Fatalf("events: %d plan, %d finding, %d phase_complete", plan, finding, phase)
+	}
+
+	// The plan and the graph are saved with the run.
+	run, err := app.Store().AgentRun(ctx, ans.RunID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var saved struct {
+		Plan  planner.Plan `json:"plan"`
+		Graph graph.Graph  `json:"graph"`
+	}
+	if err := json.Unmarshal(run.State, &saved); err != nil {
+		t.Fatal(err)
+	}
+	if run.Status != "done" || saved.Plan.Template != "email_triage" || saved.Plan.Current != 1 || saved.Plan.Phases[0].Reflection != "One mail asks for comments by 10 a.m." {
+		t.Fatalf("saved run %s: plan %+v", run.Status, saved.Plan)
+	}
+	if n := saved.Graph.Node("email"); n == nil || n.State != graph.Confirmed || len(n.Evidence) != 1 {
+		t.Fatalf("saved graph %+v", saved.Graph)
+	}
+
+	// A plain question about the same mail gets no plan.
+	f.Respond(func(llm.Request) llm.Turn { return llm.Turn{Text: "Dan Douglass."} })
+	if _, err := c.Chat(ctx, api.ChatRequest{Message: "Who wrote the CPUC letter?"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	reqs = f.Requests()
+	if last := reqs[len(reqs)-1]; strings.Contains(last.System, "Plan for:") || strings.Contains(last.System, "Reasoning frontier") {
+		t.Fatalf("a plain question was planned:\n%s", last.System)
 	}
 }
