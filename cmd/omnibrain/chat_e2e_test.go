@@ -97,3 +97,26 @@ func TestChatCLIStreamsAndContinuesSession(t *testing.T) {
 		t.Fatalf("second request's conversation = %q", turns)
 	}
 }
+
+// A stream cut midway: the router retries, and stdout holds the answer
+// exactly once (what streamed before the cut is never printed); stderr
+// says the answer started over.
+func TestChatCLIStreamCutMidwayPrintsTheAnswerOnce(t *testing.T) {
+	const answer = "Hello Bill, the budget review moved to Friday."
+	f := llm.NewOpenAI(t)
+	home := chatHome(t, f.URL)
+	f.Script(llm.Turn{Text: answer, CutAfter: 5}, llm.Turn{Text: answer})
+	out, errOut, code := runCLI(t, home, "chat", "hello")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, errOut)
+	}
+	if out != answer+"\n" {
+		t.Fatalf("stdout = %q, want the answer once", out)
+	}
+	if !strings.Contains(errOut, "broke off; it starts over") {
+		t.Fatalf("stderr = %q", errOut)
+	}
+	if n := len(f.Requests()); n != 2 {
+		t.Fatalf("%d model requests, want the cut one and its retry", n)
+	}
+}

@@ -4,7 +4,10 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"os"
 	"strings"
+
+	"golang.org/x/term"
 
 	"github.com/omnibrain/omnibrain/agent"
 	"github.com/omnibrain/omnibrain/api"
@@ -28,9 +31,14 @@ func chatCommand() *command {
 			if err != nil {
 				return err
 			}
+			// On a terminal the answer streams; elsewhere (a pipe, a
+			// script) stdout gets the final answer once, so a model call
+			// the router retried midway never leaves a half answer before it.
+			out, ok := e.stdout.(*os.File)
+			live := ok && term.IsTerminal(int(out.Fd()))
 			var onEvent func(agent.Event)
 			if !e.json {
-				onEvent = func(ev agent.Event) { printChatEvent(e, ev) }
+				onEvent = func(ev agent.Event) { printChatEvent(e, ev, live) }
 			}
 			ans, err := c.Chat(ctx, api.ChatRequest{Message: text, Session: session}, onEvent)
 			if err != nil {
@@ -38,6 +46,9 @@ func chatCommand() *command {
 			}
 			if e.json {
 				return e.printJSON(ans)
+			}
+			if !live {
+				e.printf("%s", ans.Text)
 			}
 			e.printf("\n")
 			if len(ans.Citations) > 0 {
@@ -55,18 +66,35 @@ func chatCommand() *command {
 	}
 }
 
-// printChatEvent streams the answer to stdout and tool activity to stderr,
-// so stdout holds only the answer.
-func printChatEvent(e *env, ev agent.Event) {
+// printChatEvent shows the run on stderr (tools, plan, phases, errors)
+// and, live, streams the answer to stdout, so stdout holds only the answer.
+func printChatEvent(e *env, ev agent.Event, live bool) {
 	switch ev.Type {
 	case agent.EventText:
-		e.printf("%s", ev.Text)
+		switch {
+		case ev.Reset:
+			// The router retries a call that broke off: its text starts over.
+			if live {
+				e.printf("\n")
+			}
+			fmt.Fprintf(e.stderr, "· the model's answer broke off; it starts over\n")
+		case live:
+			e.printf("%s", ev.Text)
+		}
 	case agent.EventToolStart:
 		fmt.Fprintf(e.stderr, "· %s %s\n", ev.Tool.Name, ev.Tool.Arguments)
 	case agent.EventToolEnd:
 		if ev.Tool.Status != agent.StatusOK {
 			fmt.Fprintf(e.stderr, "· %s: %s\n", ev.Tool.Name, ev.Tool.Status)
 		}
+	case agent.EventPlan:
+		names := make([]string, len(ev.Plan.Phases))
+		for i, ph := range ev.Plan.Phases {
+			names[i] = ph.Name
+		}
+		fmt.Fprintf(e.stderr, "· plan (%s): %s\n", ev.Plan.Template, strings.Join(names, " → "))
+	case agent.EventPhaseComplete:
+		fmt.Fprintf(e.stderr, "· %s done: %s\n", ev.Phase.Name, ev.Phase.Reflection)
 	case agent.EventError:
 		fmt.Fprintf(e.stderr, "! %s\n", ev.Text)
 	}
