@@ -20,6 +20,7 @@ type Mail struct {
 	ReplyTo        []string
 	Subject        string
 	Body           string // the new text, without quotes and signature
+	Quoted         string // quoted replies, signature and list footer
 
 	MessageID  string
 	InReplyTo  string
@@ -37,7 +38,7 @@ type Mail struct {
 func MailFromItem(it *store.Item) Mail {
 	m := Mail{
 		ItemID: it.ID, Source: it.Source, ExternalID: it.ExternalID, Thread: it.Thread, Time: it.Time,
-		From: strings.ToLower(strings.TrimSpace(it.Sender)), Subject: it.Title, Body: it.Body,
+		From: strings.ToLower(strings.TrimSpace(it.Sender)), Subject: it.Title, Body: it.Body, Quoted: it.Quoted,
 	}
 	meta := it.Meta
 	if m.From == "" {

@@ -45,7 +45,7 @@ const (
 	bulkThreshold  = 30
 	maxPreference  = 30
 	urgencyCap     = 15
-	footerCap      = 20
+	footerCap      = 30 // three footer phrases are a list on their own
 	spamStrongCap  = 36
 	spamWeakCap    = 12
 	fastReplyLimit = 4 * time.Hour
@@ -106,7 +106,7 @@ func Score(m Mail, c Context) Result {
 	knownCorrespondent := c.Contact != nil && c.Contact.Outbound > 0
 	inOwnerThread := c.Thread != nil && c.Thread.Outbound > 0
 
-	r.SpamScore, r.BulkScore = spamEvidence(&r, m, text, owner, knownCorrespondent, inOwnerThread, c.VIP), bulkEvidence(&r, m, text, toOwner, ccOwner, knownCorrespondent, inOwnerThread, c.VIP)
+	r.SpamScore, r.BulkScore = spamEvidence(&r, m, text, owner, knownCorrespondent, inOwnerThread, c.VIP), bulkEvidence(&r, m, text, c.Contact, toOwner, ccOwner, knownCorrespondent, inOwnerThread, c.VIP)
 	switch {
 	case r.SpamScore >= spamThreshold:
 		r.Category = Spam
@@ -360,7 +360,7 @@ func spamEvidence(r *Result, m Mail, text string, owner func(string) bool, known
 	return total
 }
 
-func bulkEvidence(r *Result, m Mail, text string, toOwner, ccOwner, known, ownerThread, vip bool) int {
+func bulkEvidence(r *Result, m Mail, text string, contact *store.Contact, toOwner, ccOwner, known, ownerThread, vip bool) int {
 	var parts []string
 	total := 0
 	add := func(pts int, what string) {
@@ -386,6 +386,8 @@ func bulkEvidence(r *Result, m Mail, text string, toOwner, ccOwner, known, owner
 		add(30, "sender "+local+"@ takes no replies")
 	case bulkLocalParts.MatchString(local):
 		add(25, "sender "+local+"@ is a mass or automated mailbox")
+	case roleLocal.MatchString(local):
+		add(20, "sender "+local+"@ is a team or role mailbox")
 	}
 	if bulkDomains.MatchString(domainOf(m.From)) {
 		add(15, "mailing-service domain "+domainOf(m.From))
@@ -393,14 +395,37 @@ func bulkEvidence(r *Result, m Mail, text string, toOwner, ccOwner, known, owner
 	if digitHeavy(local) {
 		add(15, "generated sender address")
 	}
-	if pts, found := matchPhrases(text, bulkFooterPhrases); pts > 0 {
+	// A list's footer is split off as quoted text: read it too.
+	if pts, found := matchPhrases(text+"\n"+strings.ToLower(m.Quoted), bulkFooterPhrases); pts > 0 {
 		add(min(pts, footerCap), "list footer ("+excerpt(found, 3)+")")
 	}
-	if m.Recipients() > 15 {
-		add(15, fmt.Sprintf("%d recipients", m.Recipients()))
+	if tag := listTag.FindStringSubmatch(m.Subject); tag != nil {
+		add(15, "list tag "+tag[1]+" in the subject")
 	}
-	if !toOwner && !ccOwner && m.Recipients() > 0 {
+	switch n := m.Recipients(); {
+	case n > 50:
+		add(30, fmt.Sprintf("a mass mailing to %d recipients", n))
+	case n > 15:
+		add(15, fmt.Sprintf("%d recipients", n))
+	case n > 8:
+		add(10, fmt.Sprintf("%d recipients", n))
+	}
+	// Someone who writes again and again and never hears back is a
+	// report, a newsletter or an announcement, not a conversation.
+	if contact != nil && contact.Inbound >= 5 && contact.Outbound == 0 {
+		add(15, fmt.Sprintf("%d mails from %s, you never wrote to them", contact.Inbound, m.From))
+	}
+	// Mail that names the owner nowhere came through a list or a Bcc.
+	switch {
+	case toOwner || ccOwner:
+	case m.Recipients() == 0:
+		add(30, "no visible recipient (a Bcc or an undisclosed list)")
+	default:
 		add(10, "not addressed to you")
+		all := append(slices.Clone(m.To), m.Cc...)
+		if i := slices.IndexFunc(all, listRecipient.MatchString); i >= 0 {
+			add(20, "sent to the list "+all[i])
+		}
 	}
 	if known {
 		add(-30, "you correspond with the sender")

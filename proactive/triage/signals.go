@@ -94,7 +94,8 @@ var spamWeak = phrases(4, "free", "guaranteed", "guarantee", "offer", "save up t
 var bulkFooterPhrases = phrases(10, "unsubscribe", "to be removed", "you are receiving this", "you received this", "this email was sent to",
 	"view this email in your browser", "manage your subscription", "update your preferences", "email preferences", "privacy policy",
 	"do not reply to this", "please do not reply", "this is an automated", "automatically generated", "newsletter", "mailing list",
-	"to stop receiving", "no longer wish to receive", "all rights reserved", "forward this email", "subscription")
+	"to stop receiving", "no longer wish to receive", "all rights reserved", "forward this email", "subscription",
+	"newsletters", "you received these", "you are subscribed", "to cancel delivery", "change your e-mail address", "change your email address")
 
 // noReplyLocal are mailboxes that by their name take no answers: never a
 // person writing to the owner.
@@ -105,6 +106,20 @@ var bulkLocalParts = regexp.MustCompile(`(?i)^(news|offers?|deals|promo(tions)?|
 
 // bulkDomains are sender domains of mailing services.
 var bulkDomains = regexp.MustCompile(`(?i)(^|\.)(mailman\.|lists?\.|listserv\.|enews\.|e-?news\.|news\.|mailer\.|bounce\.|email\.|mail-)`)
+
+// roleLocal are the names of an organisation's team and role mailboxes
+// (enron.announcements, executive.office, outlook-migration-team,
+// public.relations, sap_security): many people's mail, nobody's own.
+var roleLocal = regexp.MustCompile(`(?i)(^|[._-])(announce(ments?)?|communications?|relations|team|office|administration|security|payables|resources)([._-]|$)|^[a-z]*communications$`)
+
+// listRecipient are addresses of distribution lists: their mail reached
+// the owner as one of many (dl-ga-all_enron_houston, all.worldwide,
+// 20participants@caiso.com, scsettlecontacts, wordoftheday@lists.lexico.com).
+var listRecipient = regexp.MustCompile(`(?i)^(dl[._-].*|.*([._-]|^)all([._-].*|$)|.*participants|.*contacts|.*members([._-].*)?|.*subscribers|.*distribution.*|everyone|undisclosed.*)@|@(lists?|listserv)\.`)
+
+// listTag is the tag a mailing list puts before its subjects: "[EDIS] Fire
+// weather bulletin", "Re: [ILUG] ...".
+var listTag = regexp.MustCompile(`^(?i:(?:re|fwd?|aw)\s*:\s*)*(\[[A-Za-z][\w .-]{1,24}\])`)
 
 // automatedLocal are machine senders whose mail may still matter (alerts,
 // receipts), unlike newsletters.
