@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/omnibrain/omnibrain/agent"
 	"github.com/omnibrain/omnibrain/api"
 	"github.com/omnibrain/omnibrain/config"
 	"github.com/omnibrain/omnibrain/health"
@@ -87,5 +88,62 @@ func TestRouterWithoutModelOrWithBadConfig(t *testing.T) {
 	_, err := app.llm.Chat(context.Background(), router.Request{Task: router.TaskChat, Messages: []router.Message{{Role: router.RoleUser, Content: "x"}}})
 	if !errors.Is(err, router.ErrNoModel) {
 		t.Errorf("bad config: call gives %v, want ErrNoModel", err)
+	}
+}
+
+// TestBudgetPausesBackgroundWorkNotChat: in the daemon, once the day's
+// budget is spent, background model work (a triage call, an agent run
+// that is not interactive) stops without reaching the provider, the owner
+// is told once through the notification queue, and chat through the API
+// still gets the model's answer.
+func TestBudgetPausesBackgroundWorkNotChat(t *testing.T) {
+	f := llm.NewOpenAI(t)
+	app, c := openLLMApp(t, func(cfg *config.Config) {
+		cfg.LLM.Provider, cfg.LLM.BaseURL, cfg.LLM.Model = "openai", f.URL, "gpt-test"
+		cfg.LLM.Prices = map[string]config.Price{"gpt-test": {InputPerMTok: 10}}
+		cfg.LLM.DailyBudgetUSD = 0.01
+	})
+	ctx := context.Background()
+	triage := router.Request{Task: router.TaskTriage, Messages: []router.Message{{Role: router.RoleUser, Content: "a mail"}}}
+	f.Script(llm.Turn{Text: "ignore", InputTokens: 1000}) // $0.01: the whole budget
+	if _, err := app.llm.Chat(ctx, triage); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if _, err := app.llm.Chat(ctx, triage); !errors.Is(err, router.ErrBudgetExceeded) {
+			t.Fatalf("background call past the budget: %v", err)
+		}
+	}
+	ans, err := app.Agent().Run(ctx, agent.Task{Objective: "Summarise this week's mail", Route: router.TaskAnalysis}, nil)
+	if err != nil || ans.Stop != agent.StopBudget || !strings.Contains(ans.Text, "budget is spent") {
+		t.Fatalf("background agent run past the budget: %+v, %v", ans, err)
+	}
+	if n := len(f.Requests()); n != 1 {
+		t.Fatalf("the provider saw %d requests; paused work must not reach it", n)
+	}
+	note, err := app.Store().NotificationByKey(ctx, "llm-budget:2025-06-02")
+	if err != nil || !strings.Contains(note.Text, "chat still works") {
+		t.Fatalf("owner not told: %+v, %v", note, err)
+	}
+	counts, err := app.Store().CountNotifications(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var total int64
+	for _, n := range counts {
+		total += n
+	}
+	if total != 1 {
+		t.Fatalf("notifications %v, want the one budget message", counts)
+	}
+
+	f.Script(llm.Turn{Text: "Hello Bill!"})
+	chat, err := c.Chat(ctx, api.ChatRequest{Message: "hello"}, nil)
+	if err != nil || chat.Text != "Hello Bill!" || chat.NoModel {
+		t.Fatalf("chat past the budget: %+v, %v", chat, err)
+	}
+	rep, err := c.Usage(ctx, 1)
+	if err != nil || rep.TodayUSD < rep.BudgetUSD || rep.BudgetUSD != 0.01 {
+		t.Fatalf("usage %+v, %v", rep, err)
 	}
 }
