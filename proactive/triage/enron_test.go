@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/omnibrain/omnibrain/collectors/mailparse"
+	"github.com/omnibrain/omnibrain/internal/fakes/llm"
 	"github.com/omnibrain/omnibrain/internal/testutil"
 	"github.com/omnibrain/omnibrain/notify"
 	"github.com/omnibrain/omnibrain/store"
@@ -264,4 +265,91 @@ func TestEnronBulkVsPersonal(t *testing.T) {
 	if ratio(interrupting, c.tp+c.fn) > 0.01 {
 		t.Errorf("%d of %d bulk mails would interrupt the owner", interrupting, c.tp+c.fn)
 	}
+}
+
+// TestModelOnlyForTheUncertainMiddleOnEnron triages the seven Enron
+// mailboxes twice, in the order their mail arrived: with heuristics alone,
+// then with a model behind the real router and the OpenAI SDK, served by a
+// fake that counts its calls. The model must be asked about exactly the
+// mails the heuristics left in the uncertain middle band (personal or
+// automated, score 42..58) and nothing else: no spam, no bulk, no clear
+// case, none of the owner's own mail. It reports the tokens that costs per
+// 1,000 mails.
+func TestModelOnlyForTheUncertainMiddleOnEnron(t *testing.T) {
+	root, boxes := enronBoxes(t)
+	ctx := context.Background()
+	routerStore, err := store.Open(ctx, filepath.Join(t.TempDir(), store.FileName), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer routerStore.Close()
+	cm := newCountingModel(t, routerStore, time.Now, 0)
+	answers := []string{
+		`{"decision":"notify","priority":55,"reason":"a colleague's update"}`,
+		`{"decision":"ignore","priority":30,"reason":"nothing for the owner"}`,
+		`{"decision":"respond","priority":70,"reason":"a question for the owner"}`,
+	}
+	cm.fake.Respond(func(r llm.Request) llm.Turn {
+		cm.mu.Lock()
+		defer cm.mu.Unlock()
+		cm.calls++
+		return llm.Turn{Text: answers[cm.calls%len(answers)]}
+	})
+
+	mails, inbound, uncertain, asked, tokens := 0, 0, 0, 0, 0
+	var stats Stats
+	for _, box := range boxes {
+		msgs := loadEnronMailbox(t, root, box)
+		heuristic, _ := triageMailbox(t, box, msgs, nil)
+		withModel, st := triageMailbox(t, box, msgs, cm.router)
+		stats.Model += st.Model
+		stats.Tokens += st.Tokens
+		for _, m := range msgs {
+			mails++
+			h, tr := heuristic[m.item.ExternalID], withModel[m.item.ExternalID]
+			if h.Category != string(Outbound) {
+				inbound++
+			}
+			middle := (h.Category == string(Personal) || h.Category == string(Automated)) && h.Score >= uncertainLow && h.Score <= uncertainHigh
+			if middle {
+				uncertain++
+			}
+			var model *store.Factor
+			for i, f := range tr.Factors {
+				if f.Name == "model" {
+					model = &tr.Factors[i]
+				}
+			}
+			switch {
+			case middle && model == nil:
+				t.Errorf("%s (%s, heuristic score %d) is in the middle band, but the model was not asked: %s", m.path, h.Category, h.Score, tr.Reason)
+			case !middle && model != nil:
+				t.Errorf("%s (%s, heuristic score %d) is a clear case, but the model was asked: %s", m.path, h.Category, h.Score, tr.Reason)
+			case model != nil:
+				asked++
+				tokens += tr.Tokens
+				if tr.Tokens == 0 || tr.Model == "" {
+					t.Errorf("%s: the model's decision records no tokens (%d) or model (%q)", m.path, tr.Tokens, tr.Model)
+				}
+				if tr.Score-model.Points != h.Score || tr.Category != h.Category {
+					t.Errorf("%s: the model started from %d (%s), the heuristics said %d (%s)", m.path, tr.Score-model.Points, tr.Category, h.Score, h.Category)
+				}
+				if tr.Level == string(notify.Critical) {
+					t.Errorf("%s: the model made a mail critical: %s", m.path, tr.Reason)
+				}
+			default:
+				if tr.Decision != h.Decision || tr.Score != h.Score || tr.Level != h.Level {
+					t.Errorf("%s: without a model call the decision changed: %s/%d/%s, heuristics %s/%d/%s", m.path, tr.Decision, tr.Score, tr.Level, h.Decision, h.Score, h.Level)
+				}
+			}
+		}
+	}
+	if cm.count() != asked || stats.Model != asked || stats.Tokens != tokens {
+		t.Errorf("the fake model answered %d calls, triage counted %d (%d tokens), the decisions record %d (%d tokens)", cm.count(), stats.Model, stats.Tokens, asked, tokens)
+	}
+	if asked == 0 || asked > mails/2 {
+		t.Errorf("the model was asked about %d of %d mails: want some, and far fewer than all", asked, mails)
+	}
+	t.Logf("%d mails triaged (%d received), %d in the uncertain middle (%.1f%%): %d model calls, %d tokens (%.0f per call) = %.0f tokens per 1,000 mails (%.0f per 1,000 received)",
+		mails, inbound, uncertain, 100*ratio(uncertain, mails), asked, tokens, float64(tokens)/float64(max(asked, 1)), 1000*float64(tokens)/float64(mails), 1000*float64(tokens)/float64(max(inbound, 1)))
 }
