@@ -114,17 +114,25 @@ func BenchmarkSystemPrompt(b *testing.B) {
 	b.ReportMetric(float64(EstimateTokens(string(specs))), "tools-tokens")
 }
 
-// BenchmarkChatTurn is one chat turn through the real router: a data
-// question (retrieves 6 items, offers the tools, answers in one call) and
-// a general one (no retrieval, no tools). It reports the tokens of the
-// prompt the model was sent (the agent's estimate) and of the answer.
+// staticProfile serves one profile, as the daemon's builder would.
+type staticProfile struct{ p *Profile }
+
+func (s staticProfile) Profile(context.Context) (*Profile, error) { return s.p, nil }
+
+// BenchmarkChatTurn is one chat turn through the real router, with a
+// typical profile in the prompt: a data question (retrieves 6 items,
+// offers the tools, answers in one call), a planned request (the same,
+// plus the plan, the frontier and the run's own tools) and a general one
+// (no retrieval, no tools). It reports the tokens of the prompt the model
+// was sent (the agent's estimate) and of the answer.
 func BenchmarkChatTurn(b *testing.B) {
 	for _, tt := range []struct{ name, question string }{
 		{"data", "What did Lily write about the birthday party?"},
+		{"planned", "Triage my inbox: which mails need a reply?"},
 		{"general", "What is a monad?"},
 	} {
 		b.Run(tt.name, func(b *testing.B) {
-			h := newHarness(b, harnessOpts{})
+			h := newHarness(b, harnessOpts{agent: func(o *Options) { o.Profile = staticProfile{typicalProfile()} }})
 			loadDojo(b, h.st, "")
 			h.model.respond(func(llm.Request) llm.Turn {
 				return llm.Turn{Text: "Lily is planning a birthday party for John next weekend at 6 PM [1].", ChunkSize: 64}
