@@ -38,6 +38,10 @@ type ChatOptions struct {
 	RetrievalItems int
 	// NoModelHint tells the owner how to configure a model.
 	NoModelHint string
+	// RefinePlans asks the model (task planning) to adapt a planned
+	// message's template before the run; its answer is validated and the
+	// template kept when it does not pass.
+	RefinePlans bool
 }
 
 // Chat is the conversation with the owner: sessions, a retrieval decision
@@ -125,7 +129,7 @@ func (c *Chat) Chat(ctx context.Context, sessionID, text string, onEvent func(Ev
 	var ans *Answer
 	if c.opts.Agent != nil {
 		ans, err = c.opts.Agent.Run(ctx, Task{
-			Objective: text, Route: router.TaskChat, History: history, Items: items, Plan: plan,
+			Objective: text, Route: router.TaskChat, History: history, Items: items, Plan: plan, RefinePlan: plan != "" && c.opts.RefinePlans,
 			Instructions: chatInstructions, Interactive: true, Session: sessionID, NoTools: need == NeedGeneral,
 		}, func(ev Event) {
 			if ev.Type != EventDone { // chat sends its own done, after saving the session

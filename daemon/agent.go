@@ -58,8 +58,12 @@ func (a *App) openAgent(ctx context.Context, b *api.Backends) error {
 	if err != nil {
 		return fmt.Errorf("daemon: %w", err)
 	}
+	// A planning route in the configuration is the owner asking for plans
+	// written by that model; without one, the templates are used as they are.
+	refine := len(a.cfg.LLM.Routes[string(router.TaskPlanning)].Providers) > 0
 	chat, err := agent.NewChat(agent.ChatOptions{
 		Agent: ag, Search: search, Sessions: a.store, Log: a.log.With("component", "chat"), Now: a.store.Now, Location: loc,
+		RefinePlans: refine,
 	})
 	if err != nil {
 		return fmt.Errorf("daemon: %w", err)

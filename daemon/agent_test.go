@@ -290,3 +290,29 @@ func TestChatPlansAClearRequest(t *testing.T) {
 		t.Fatalf("a plain question was planned:\n%s", last.System)
 	}
 }
+
+// TestChatRefinesPlansWithAPlanningRoute: with llm.routes.planning
+// configured, a planned message's template is first adapted by that
+// route's model; its validated plan is the one the chat model follows.
+func TestChatRefinesPlansWithAPlanningRoute(t *testing.T) {
+	chatModel, planModel := llm.NewOpenAI(t), llm.NewAnthropic(t)
+	app, c := openLLMApp(t, func(cfg *config.Config) {
+		cfg.LLM.Provider, cfg.LLM.BaseURL, cfg.LLM.Model = "openai", chatModel.URL, "gpt-test"
+		cfg.LLM.Providers = []config.Provider{{Name: "planner", Type: "anthropic", BaseURL: planModel.URL, APIKey: "key", Model: "claude-test"}}
+		cfg.LLM.Routes = map[string]config.Route{"planning": {Providers: []string{"planner"}}}
+	})
+	importEnron(t, app, "rapp-b")
+	planModel.Script(llm.Turn{Text: `{"phases":[{"name":"find_cpuc","goal":"find the mail about the CPUC letter","steps":[{"description":"search for it","tool_hints":["search"]}]},{"name":"report","goal":"say who needs an answer"}]}`})
+	chatModel.Script(llm.Turn{Text: "Dan needs an answer."})
+	ans, err := c.Chat(context.Background(), api.ChatRequest{Message: "Triage my inbox: which mails need a reply?"}, nil)
+	if err != nil || ans.Stop != agent.StopDone {
+		t.Fatalf("answer %+v, %v", ans, err)
+	}
+	if reqs := planModel.Requests(); len(reqs) != 1 || !strings.Contains(reqs[0].System, "You plan work") || !strings.Contains(reqs[0].Messages[0].Content, `"name":"collect"`) {
+		t.Fatalf("planning requests %+v", reqs)
+	}
+	sys := chatModel.Requests()[0].System
+	if !strings.Contains(sys, "1. [active] find_cpuc: find the mail about the CPUC letter") || strings.Contains(sys, "[active] collect") {
+		t.Fatalf("the chat model did not get the refined plan:\n%s", sys)
+	}
+}
