@@ -3,6 +3,7 @@ package calendar
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -229,9 +230,16 @@ func TestCancellations(t *testing.T) {
 		Recurrence: []string{"RRULE:FREQ=WEEKLY;COUNT=3"}})
 	single := e.add(t, fakegoogle.Event{Summary: "Clash", Start: dt("2024-03-18T09:30:00+01:00", ""), End: dt("2024-03-18T10:30:00+01:00", "")})
 	gone := e.add(t, fakegoogle.Event{Summary: "Dropped while offline", Start: dt("2024-03-20T09:00:00+01:00", ""), End: dt("2024-03-20T10:00:00+01:00", "")})
+	series := e.add(t, fakegoogle.Event{Summary: "Daily standup", Start: dt("2024-03-16T11:00:00+01:00", "Europe/Berlin"), End: dt("2024-03-16T11:15:00+01:00", "Europe/Berlin"),
+		Recurrence: []string{"RRULE:FREQ=DAILY;COUNT=4"}})
 	c := e.collector(t)
 	if _, err := c.Collect(ctx); err != nil {
 		t.Fatal(err)
+	}
+	var standups []string
+	for d := 16; d <= 19; d++ {
+		standups = append(standups, fmt.Sprintf("%s_202403%02dT100000Z", series.ID, d))
+		e.item(t, standups[len(standups)-1])
 	}
 	inst := weekly.ID + "_20240318T080000Z"
 	if !slices.Equal(conflictsOf(e.item(t, inst)), []string{single.ID}) {
@@ -253,6 +261,18 @@ func TestCancellations(t *testing.T) {
 	}
 	if _, ok := e.item(t, inst).Meta["conflicts"]; ok {
 		t.Error("a conflict with a cancelled event remains")
+	}
+
+	// The whole series is deleted: every stored instance is cancelled.
+	e.clock.add(time.Minute)
+	e.fake.CancelEvent("primary", series.ID)
+	if res, err := c.Collect(ctx); err != nil || res.Full || res.Cancelled != len(standups) {
+		t.Fatalf("pass cancelling the series = %+v, %v; want %d cancelled", res, err, len(standups))
+	}
+	for _, id := range standups {
+		if it := e.item(t, id); it.Meta["status"] != "cancelled" || it.Title != "Daily standup" {
+			t.Errorf("instance %s of the deleted series = %q %v", id, it.Title, it.Meta)
+		}
 	}
 
 	// Deleted while the token was stale: the full resync notices.

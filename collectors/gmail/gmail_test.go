@@ -106,7 +106,7 @@ func TestBackfillThenIncrementalPicksUpOnlyNewMail(t *testing.T) {
 	old := e.add(mail("Alice <alice@example.org>", "owner@example.com", "Old", "old@x", "", "long ago", base.AddDate(0, -2, 0)), base.AddDate(0, -2, 0))
 	q := e.add(mail("Alice Example <Alice@Example.org>", "owner@example.com", "Budget", "budget@x", "", "Can you send the Q3 budget?\n\n-- \nAlice", base.Add(-48*time.Hour)), base.Add(-48*time.Hour))
 	reply := e.add(mail("Owner <owner@example.com>", "alice@example.org", "Re: Budget", "reply@x", "budget@x", "Here it is.\n\n> Can you send the Q3 budget?", base.Add(-47*time.Hour)), base.Add(-47*time.Hour), "SENT")
-	e.add(mail("bob@example.org", "owner@example.com", "Lunch", "lunch@x", "", "Lunch?", base.Add(-time.Hour)), base.Add(-time.Hour))
+	lunchID := e.add(mail("bob@example.org", "owner@example.com", "Lunch", "lunch@x", "", "Lunch?", base.Add(-time.Hour)), base.Add(-time.Hour))
 
 	c := e.collector(t, Options{BackfillDays: 30})
 	res, err := c.Collect(ctx)
@@ -137,8 +137,17 @@ func TestBackfillThenIncrementalPicksUpOnlyNewMail(t *testing.T) {
 		t.Errorf("owner's reply meta = %v thread %s", r.Meta, r.Thread)
 	}
 	alice, err := e.st.Contact(ctx, "alice@example.org")
-	if err != nil || alice.Inbound != 1 || alice.Outbound != 1 {
-		t.Errorf("contact alice = %+v, %v", alice, err)
+	if err != nil || alice.Inbound != 1 || alice.Outbound != 1 || alice.OwnerReplies != 1 || alice.OwnerReplyMedian != time.Hour {
+		t.Errorf("contact alice = %+v, %v; want one mail each way and the owner's reply after 1h", alice, err)
+	}
+	// The owner's sent reply is recognised: that thread waits on Alice,
+	// Bob's question waits on the owner.
+	if th, err := e.st.Thread(ctx, q.ThreadID); err != nil || !th.AwaitingReply || th.OwesReply || th.Outbound != 1 {
+		t.Errorf("budget thread = %+v, %v; want awaiting Alice's reply", th, err)
+	}
+	lunch := e.item(t, lunchID.ID)
+	if th, err := e.st.Thread(ctx, lunch.Thread); err != nil || th.AwaitingReply || !th.OwesReply {
+		t.Errorf("lunch thread = %+v, %v; want owing the owner's reply", th, err)
 	}
 
 	// Nothing new: an incremental pass fetches nothing and stores nothing.
