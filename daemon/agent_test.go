@@ -5,11 +5,13 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/omnibrain/omnibrain/agent"
 	"github.com/omnibrain/omnibrain/api"
@@ -21,6 +23,7 @@ import (
 	"github.com/omnibrain/omnibrain/internal/fakes/llm"
 	"github.com/omnibrain/omnibrain/internal/testutil"
 	"github.com/omnibrain/omnibrain/planner"
+	"github.com/omnibrain/omnibrain/router"
 	"github.com/omnibrain/omnibrain/store"
 )
 
@@ -314,5 +317,109 @@ func TestChatRefinesPlansWithAPlanningRoute(t *testing.T) {
 	sys := chatModel.Requests()[0].System
 	if !strings.Contains(sys, "1. [active] find_cpuc: find the mail about the CPUC letter") || strings.Contains(sys, "[active] collect") {
 		t.Fatalf("the chat model did not get the refined plan:\n%s", sys)
+	}
+}
+
+// TestRestartResumesBackgroundRuns: a background run the daemon stopped
+// mid-way is continued from its checkpoint when the daemon runs again,
+// without repeating its tool calls; an interrupted chat run (nobody waits
+// for it any more) is abandoned, not resumed.
+func TestRestartResumesBackgroundRuns(t *testing.T) {
+	f := llm.NewOpenAI(t)
+	cfg := config.Default(t.TempDir())
+	cfg.Location = time.UTC
+	cfg.LLM.Provider, cfg.LLM.BaseURL, cfg.LLM.Model = "openai", f.URL, "gpt-test"
+	now := func() time.Time { return time.Date(2025, 6, 2, 12, 0, 0, 0, time.UTC) }
+	app, err := Open(context.Background(), cfg, Options{Now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	importEnron(t, app, "rapp-b")
+
+	// The daemon stops while the model thinks about the second step.
+	ctx, stop := context.WithCancel(context.Background())
+	f.Respond(func(r llm.Request) llm.Turn {
+		for _, m := range r.Messages {
+			if m.Role == "tool" {
+				stop()
+				return llm.Turn{Hang: true}
+			}
+		}
+		return llm.Turn{ToolCalls: []llm.ToolCall{{Name: "search", Arguments: `{"query":"Transwestern advice protest"}`}}}
+	})
+	bg, err := app.Agent().Run(ctx, agent.Task{Objective: "Summarise the Transwestern protest", Route: router.TaskAnalysis}, nil)
+	if err != nil || bg.Stop != agent.StopCanceled {
+		t.Fatalf("background run: %+v, %v", bg, err)
+	}
+	chatCtx, stopChat := context.WithCancel(context.Background())
+	f.Respond(func(r llm.Request) llm.Turn {
+		for _, m := range r.Messages {
+			if m.Role == "tool" {
+				stopChat()
+				return llm.Turn{Hang: true}
+			}
+		}
+		return llm.Turn{ToolCalls: []llm.ToolCall{{Name: "search", Arguments: `{"query":"CPUC letter"}`}}}
+	})
+	interactive, err := app.Agent().Run(chatCtx, agent.Task{Objective: "What about the CPUC letter?", Interactive: true}, nil)
+	if err != nil || interactive.Stop != agent.StopCanceled {
+		t.Fatalf("chat run: %+v, %v", interactive, err)
+	}
+	app.Close()
+	searches := len(f.Requests())
+
+	f.Respond(func(r llm.Request) llm.Turn {
+		var tools int
+		for _, m := range r.Messages {
+			if m.Role == "tool" && strings.Contains(m.Content, "Transwestern") {
+				tools++
+			}
+		}
+		if tools != 1 {
+			return llm.Turn{Text: fmt.Sprintf("I lost my place (%d search results)", tools)}
+		}
+		return llm.Turn{Text: "The protest was filed with the CPUC letter [1]."}
+	})
+	app, err = Open(context.Background(), cfg, Options{Now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer app.Close()
+	runCtx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- app.Run(runCtx) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("daemon: %v", err)
+		}
+	}()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		r, err := app.Store().AgentRun(context.Background(), bg.RunID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Status == "done" {
+			var ans agent.Answer
+			if err := json.Unmarshal(r.Answer, &ans); err != nil {
+				t.Fatal(err)
+			}
+			if ans.Stop != agent.StopDone || ans.Text != "The protest was filed with the CPUC letter [1]." || len(ans.Citations) != 1 {
+				t.Fatalf("resumed answer %+v", ans)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the background run was not resumed: %+v", r)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if n := len(f.Requests()) - searches; n != 1 {
+		t.Fatalf("%d model requests after the restart, want the one that finishes the run", n)
+	}
+	r, err := app.Store().AgentRun(context.Background(), interactive.RunID)
+	if err != nil || r.Status != "abandoned" {
+		t.Fatalf("interrupted chat run: %+v, %v", r, err)
 	}
 }
