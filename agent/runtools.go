@@ -7,7 +7,9 @@ import (
 )
 
 // The run's own tools: they change only the run's plan and graph, which
-// the loop applies in call order after the turn's tools have run.
+// the loop applies in call order after the turn's tools have run. What
+// the model writes here is rendered into later system prompts, and it may
+// echo outside text it read: delimiter look-alikes are neutralised first.
 
 type finishPhaseArgs struct {
 	Reflection string `json:"reflection" jsonschema:"one sentence: what this phase established"`
@@ -15,7 +17,8 @@ type finishPhaseArgs struct {
 
 var finishPhaseTool = mustTool(NewTool("finish_phase", "Mark the plan's active phase complete, with a one-sentence reflection on what it established, and move to the next phase.", Draft, 0,
 	func(_ context.Context, a finishPhaseArgs) (Result, error) {
-		return Result{reflection: &a.Reflection}, nil
+		r := neutralise(a.Reflection)
+		return Result{reflection: &r}, nil
 	}))
 
 type recordFindingArgs struct {
@@ -26,7 +29,7 @@ type recordFindingArgs struct {
 
 var recordFindingTool = mustTool(NewTool("record_finding", "Record what you established about a node of the reasoning frontier (suspected, confirmed, acted or failed), with the evidence.", Draft, 0,
 	func(_ context.Context, a recordFindingArgs) (Result, error) {
-		return Result{Text: "Recorded.", Findings: []graph.Finding{{Node: a.Node, State: a.State, Evidence: a.Evidence}}}, nil
+		return Result{Text: "Recorded.", Findings: []graph.Finding{{Node: a.Node, State: a.State, Evidence: neutralise(a.Evidence)}}}, nil
 	}))
 
 // mustTool is for tools built from package-level types: an error is a

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unicode/utf8"
 )
 
 // State is how much the agent knows about a node.
@@ -68,9 +69,12 @@ type Graph struct {
 	Edges []Edge  `json:"edges"`
 }
 
-// maxEvidence bounds the evidence kept per node so a chatty model cannot
-// grow the prompt without limit.
-const maxEvidence = 5
+// maxEvidence and maxEvidenceLen bound the evidence kept per node, and
+// so the prompt the frontier is rendered into, whatever a model writes.
+const (
+	maxEvidence    = 5
+	maxEvidenceLen = 300 // bytes of one piece of evidence
+)
 
 // ErrUnknownNode is returned for a finding about a node that does not exist.
 var ErrUnknownNode = errors.New("no such node")
@@ -130,7 +134,7 @@ func (g *Graph) Apply(f Finding) error {
 	}
 	n.State = f.State
 	if ev := strings.TrimSpace(f.Evidence); ev != "" {
-		n.Evidence = append(n.Evidence, ev)
+		n.Evidence = append(n.Evidence, clip(ev, maxEvidenceLen))
 		if len(n.Evidence) > maxEvidence {
 			n.Evidence = n.Evidence[len(n.Evidence)-maxEvidence:]
 		}
@@ -217,4 +221,16 @@ func (g *Graph) ids() []string {
 		ids[i] = n.ID
 	}
 	return ids
+}
+
+// clip cuts s to at most n bytes, on a rune boundary, marking the cut.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
 }

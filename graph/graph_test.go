@@ -141,6 +141,10 @@ func TestRequiresAndEvidenceBound(t *testing.T) {
 	if !strings.Contains(r, "- c [suspected]: C (tools: search) — so far: xxxxxxxxxxxx") {
 		t.Fatalf("render = %q", r)
 	}
+	g.Apply(Finding{Node: "c", State: Suspected, Evidence: strings.Repeat("ü", 1000)})
+	if ev := g.Node("c").Evidence[maxEvidence-1]; len(ev) > maxEvidenceLen+len("…") || !strings.HasSuffix(ev, "ü…") {
+		t.Fatalf("a long piece of evidence is kept as %d bytes", len(ev))
+	}
 }
 
 func TestGraphRoundTripsThroughJSON(t *testing.T) {
