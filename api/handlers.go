@@ -55,6 +55,16 @@ type SearchHit struct {
 	Title   string    `json:"title"`
 	Snippet string    `json:"snippet"`
 	Score   float64   `json:"score"`
+	// OutsidePeriod is set when the query named a period ("last year")
+	// in which nothing matched: the hit is from another time.
+	OutsidePeriod *Period `json:"outside_period,omitempty"`
+}
+
+// Period is a span of time a query named, resolved in the owner's timezone.
+type Period struct {
+	Phrase string    `json:"phrase"` // the words that named it
+	Since  time.Time `json:"since"`
+	Until  time.Time `json:"until"` // exclusive
 }
 
 // SearchRequest is the query of GET /api/v1/search.
@@ -93,7 +103,9 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q := r.URL.Query()
-	sq := store.SearchQuery{Text: strings.TrimSpace(q.Get("q")), Mode: q.Get("mode")}
+	// A period named in the query filters; if nothing in it matches, the
+	// hits from other times come marked so the caller can say so.
+	sq := store.SearchQuery{Text: strings.TrimSpace(q.Get("q")), Mode: q.Get("mode"), Fallback: true}
 	if sq.Text == "" {
 		s.fail(w, r, BadRequest("search needs a query (q)"))
 		return
@@ -135,7 +147,11 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
 	}
 	out := make([]SearchHit, 0, len(hits))
 	for _, h := range hits {
-		out = append(out, SearchHit{ID: h.Item.ExternalID, Source: h.Item.Source, Time: h.Item.Time, Title: h.Item.Title, Snippet: h.Snippet, Score: h.Score})
+		hit := SearchHit{ID: h.Item.ExternalID, Source: h.Item.Source, Time: h.Item.Time, Title: h.Item.Title, Snippet: h.Snippet, Score: h.Score}
+		if o := h.Outside; o != nil {
+			hit.OutsidePeriod = &Period{Phrase: o.Phrase, Since: o.Since, Until: o.Until}
+		}
+		out = append(out, hit)
 	}
 	writeJSON(w, http.StatusOK, out)
 }

@@ -7,10 +7,11 @@ import (
 	"time"
 )
 
-// dateRange is a period named in a query ("yesterday", "in March").
-type dateRange struct {
+// Period is a span of time named in a query's text ("yesterday", "in
+// March", "last year"), resolved in the owner's timezone.
+type Period struct {
+	Phrase       string    // the words that named it, lower-cased
 	Since, Until time.Time // [Since, Until)
-	Phrase       string    // the words that named it
 }
 
 const monthRE = `(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?`
@@ -90,7 +91,7 @@ var dateRules = []struct {
 
 // parseDates finds the first date expression in text, resolved in now's
 // location, and returns it with the text that remains without it.
-func parseDates(text string, now time.Time) (dateRange, string, bool) {
+func parseDates(text string, now time.Time) (Period, string, bool) {
 	// Matching and cutting both work on the lower-cased text, whose byte
 	// offsets can differ from the original's; search is case-blind anyway.
 	lower := strings.ToLower(text)
@@ -111,9 +112,9 @@ func parseDates(text string, now time.Time) (dateRange, string, bool) {
 			continue
 		}
 		rest := strings.Join(strings.Fields(text[:loc[0]]+" "+text[loc[1]:]), " ")
-		return dateRange{Since: since, Until: until, Phrase: text[loc[0]:loc[1]]}, rest, true
+		return Period{Since: since, Until: until, Phrase: text[loc[0]:loc[1]]}, rest, true
 	}
-	return dateRange{}, text, false
+	return Period{}, text, false
 }
 
 func atoi(s string) int {

@@ -109,16 +109,22 @@ func (s *Store) search(ctx context.Context, q SearchQuery, v *Vectors) ([]Hit, e
 		p.where, p.args = filterSQL(q, time.Time{}, time.Time{})
 		return s.runSearch(ctx, &p, v)
 	}
-	// A period named in the text narrows the search to it; if nothing in
-	// it matches, the words alone still find what was meant ("the trip
-	// last year" may be mentioned in this year's mail).
 	p.where, p.args = filterSQL(q, dr.Since, dr.Until)
 	hits, err := s.runSearch(ctx, &p, v)
-	if err != nil || len(hits) > 0 {
+	if err != nil || len(hits) > 0 || !q.Fallback || len(p.terms) == 0 {
 		return hits, err
 	}
+	// Nothing in the period matches: the words alone may still find what
+	// was meant ("the trip last year" may be in this year's mail), marked
+	// as from outside the period so the caller says so.
 	p.where, p.args = filterSQL(q, time.Time{}, time.Time{})
-	return s.runSearch(ctx, &p, v)
+	if hits, err = s.runSearch(ctx, &p, v); err != nil {
+		return nil, err
+	}
+	for i := range hits {
+		hits[i].Outside = &dr
+	}
+	return hits, nil
 }
 
 // filterSQL builds the conditions on items i for the query's filters and
@@ -210,8 +216,17 @@ func (s *Store) runSearch(ctx context.Context, p *plan, v *Vectors) ([]Hit, erro
 			s.log.Warn("vector half of search failed; keywords only", "err", err)
 		}
 		for i, r := range ranked {
+			if r.sim <= 0 {
+				break // nothing in common with the query: no hit, however near
+			}
 			c := get(r.item)
 			c.vecRank, c.vecSim = i+1, float64(r.sim)
+		}
+	}
+	if p.fts == "" && strings.TrimSpace(p.vecText) == "" && p.where != "1" {
+		// Only filters ("yesterday", a source): what they select, newest first.
+		if err := s.newest(ctx, p, depth, get); err != nil {
+			return nil, err
 		}
 	}
 	if len(cands) == 0 {
@@ -455,8 +470,10 @@ func (s *Store) ftsSearchContext(ctx context.Context, p *plan, n int) ([]ftsRow,
 		return ranked, err
 	}
 	ids := make([]int64, len(ranked))
+	matched := make(map[int64]bool, len(ranked))
 	for i, r := range ranked {
 		ids[i] = r.id
+		matched[r.id] = true
 	}
 	nb, err := s.threadNeighbours(ctx, ids)
 	if err != nil {
@@ -475,9 +492,22 @@ func (s *Store) ftsSearchContext(ctx context.Context, p *plan, n int) ([]ftsRow,
 			}
 		}
 	}
+	// A neighbour no keyword matched must still pass the filters.
+	var others []int64
+	for id := range score {
+		if !matched[id] {
+			others = append(others, id)
+		}
+	}
+	pass, err := s.passing(ctx, p, others)
+	if err != nil {
+		return nil, err
+	}
 	out := make([]ftsRow, 0, len(score))
 	for id, f := range score {
-		out = append(out, ftsRow{id: id, bm25: -f})
+		if matched[id] || pass[id] {
+			out = append(out, ftsRow{id: id, bm25: -f})
+		}
 	}
 	slices.SortFunc(out, func(a, b ftsRow) int {
 		if c := cmp.Compare(a.bm25, b.bm25); c != 0 {
@@ -486,4 +516,61 @@ func (s *Store) ftsSearchContext(ctx context.Context, p *plan, n int) ([]ftsRow,
 		return cmp.Compare(a.id, b.id)
 	})
 	return out[:min(n, len(out))], nil
+}
+
+// newest adds the n newest items that pass the plan's filters, scored by
+// recency, for a search that names nothing but a period or a filter.
+func (s *Store) newest(ctx context.Context, p *plan, n int, get func(int64) *candidate) error {
+	rows, err := s.db.QueryContext(ctx, `SELECT i.id FROM items i WHERE `+p.where+` ORDER BY i.time DESC, i.id DESC LIMIT ?`, append(slices.Clone(p.args), n)...)
+	if err != nil {
+		return fmt.Errorf("search: list: %w", err)
+	}
+	defer rows.Close()
+	for rank := 1; rows.Next(); rank++ {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return err
+		}
+		c := get(id)
+		c.ftsRank, c.ftsScore, c.vecRank, c.vecSim = rank, 1/float64(rank), rank, 1/float64(rank)
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("search: list: %w", err)
+	}
+	return nil
+}
+
+// passing returns which of ids pass the plan's filters.
+func (s *Store) passing(ctx context.Context, p *plan, ids []int64) (map[int64]bool, error) {
+	pass := make(map[int64]bool, len(ids))
+	if p.where == "1" {
+		for _, id := range ids {
+			pass[id] = true
+		}
+		return pass, nil
+	}
+	for from := 0; from < len(ids); from += maxRowsPerStatement {
+		chunk := ids[from:min(len(ids), from+maxRowsPerStatement)]
+		args := make([]any, 0, len(chunk)+len(p.args))
+		for _, id := range chunk {
+			args = append(args, id)
+		}
+		rows, err := s.db.QueryContext(ctx, `SELECT i.id FROM items i WHERE i.id IN (`+placeholders(len(chunk))+`) AND `+p.where, append(args, p.args...)...)
+		if err != nil {
+			return nil, fmt.Errorf("search: filter: %w", err)
+		}
+		for rows.Next() {
+			var id int64
+			if err := rows.Scan(&id); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			pass[id] = true
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, fmt.Errorf("search: filter: %w", err)
+		}
+	}
+	return pass, nil
 }

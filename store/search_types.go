@@ -13,9 +13,17 @@ type SearchQuery struct {
 	Mode    string    // hybrid (default), fts, vector
 
 	// Location and Now resolve date words in Text ("yesterday", "on Dec
-	// 30"); UTC and time.Now when unset.
+	// 30"); UTC and time.Now when unset. A period named in Text filters
+	// like Since and Until.
 	Location *time.Location
 	Now      time.Time
+
+	// Fallback: when nothing in the period named in Text matches, search
+	// all time instead and mark every hit Outside, for callers that show
+	// the owner that the period was relaxed. Without it such a search
+	// finds nothing, which is the honest answer to "last year" in a
+	// mailbox that ends in 2002.
+	Fallback bool
 }
 
 // Hit is one search result, best first.
@@ -23,4 +31,7 @@ type Hit struct {
 	Item    *Item
 	Score   float64
 	Snippet string // with the matched terms marked [like this]
+	// Outside is the period the query named when nothing in it matched
+	// and the hit comes from another time (only with Fallback).
+	Outside *Period
 }

@@ -74,6 +74,10 @@ func searchCommand() *command {
 				e.printf("nothing found for %q\n", query)
 				return nil
 			}
+			if o := hits[0].OutsidePeriod; o != nil {
+				e.printf("nothing matched %q (%s); these match the other words at other times:\n",
+					o.Phrase, periodText(o.Since, o.Until, cfg.Location))
+			}
 			for i, h := range hits {
 				title := h.Title
 				if title == "" {
@@ -107,4 +111,13 @@ func parseSearchTime(s string, loc *time.Location, endOfDay bool) (time.Time, er
 		d = d.AddDate(0, 0, 1)
 	}
 	return d, nil
+}
+
+// periodText shows [since, until) as the days it covers.
+func periodText(since, until time.Time, loc *time.Location) string {
+	from, to := since.In(loc), until.In(loc).Add(-time.Nanosecond)
+	if from.Format(time.DateOnly) == to.Format(time.DateOnly) {
+		return from.Format(time.DateOnly)
+	}
+	return from.Format(time.DateOnly) + " to " + to.Format(time.DateOnly)
 }

@@ -1,0 +1,121 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/omnibrain/omnibrain/api"
+)
+
+// runSearch runs the search command in-process in UTC.
+func runSearch(t *testing.T, home string, args ...string) (string, error) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	env := func(k string) string {
+		if k == "OMNIBRAIN_TIMEZONE" {
+			return "UTC"
+		}
+		return ""
+	}
+	err := run(context.Background(), append([]string{"--home", home, "search"}, args...), strings.NewReader(""), &out, &errOut, env)
+	return out.String(), err
+}
+
+// A period named in the query filters the search; when nothing in it
+// matches, the CLI says so before showing what matched at other times,
+// and --json marks those hits.
+func TestSearchCommandIsHonestAboutPeriods(t *testing.T) {
+	home := t.TempDir()
+	now := time.Now().UTC()
+	yesterday := time.Date(now.Year(), now.Month(), now.Day(), 12, 0, 0, 0, time.UTC).AddDate(0, 0, -1)
+	lines := []string{
+		`{"id":"old-1","source":"notes","time":"2001-05-14T09:00:00Z","title":"California power crisis","text":"Rolling blackouts again in the California power crisis."}`,
+		fmt.Sprintf(`{"id":"new-1","source":"notes","time":%q,"title":"Lunch","text":"Lunch with Anna about the budget."}`, yesterday.Format(time.RFC3339)),
+	}
+	file := filepath.Join(t.TempDir(), "notes.jsonl")
+	if err := os.WriteFile(file, []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := runImport(t, home, "jsonl", file); err != nil {
+		t.Fatal(err)
+	}
+
+	lastYear := now.Year() - 1
+	out, err := runSearch(t, home, "what did anyone say about the california power crisis last year?")
+	if err != nil {
+		t.Fatal(err)
+	}
+	note := fmt.Sprintf(`nothing matched "last year" (%d-01-01 to %d-12-31); these match the other words at other times:`, lastYear, lastYear)
+	if !strings.HasPrefix(out, note) || !strings.Contains(out, "2001-05-14") || !strings.Contains(out, "id: old-1") {
+		t.Fatalf("search output:\n%s\nwant it to start with %q and show old-1", out, note)
+	}
+
+	out, err = runSearch(t, home, "--json", "california power crisis last year")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var hits []api.SearchHit
+	if err := json.Unmarshal([]byte(out), &hits); err != nil {
+		t.Fatalf("--json: %v\n%s", err, out)
+	}
+	if len(hits) == 0 || hits[0].ID != "old-1" {
+		t.Fatalf("--json hits: %s", out)
+	}
+	for _, h := range hits {
+		o := h.OutsidePeriod
+		if o == nil || o.Phrase != "last year" || !o.Since.Equal(time.Date(lastYear, 1, 1, 0, 0, 0, 0, time.UTC)) || !o.Until.Equal(time.Date(lastYear+1, 1, 1, 0, 0, 0, 0, time.UTC)) {
+			t.Errorf("hit %s: outside_period %+v", h.ID, o)
+		}
+	}
+
+	// A period with matches filters, and says nothing about relaxing.
+	out, err = runSearch(t, home, "--json", "budget yesterday")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hits = nil
+	if err := json.Unmarshal([]byte(out), &hits); err != nil || len(hits) != 1 || hits[0].ID != "new-1" || hits[0].OutsidePeriod != nil {
+		t.Fatalf("budget yesterday: %v\n%s", err, out)
+	}
+	if strings.Contains(out, "outside_period") {
+		t.Errorf("--json mentions outside_period for an in-period hit:\n%s", out)
+	}
+	out, err = runSearch(t, home, "budget", "in", "2001")
+	if err != nil || !strings.Contains(out, `nothing matched "in 2001" (2001-01-01 to 2001-12-31)`) {
+		t.Fatalf("budget in 2001: %v\n%s", err, out)
+	}
+
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{}, "search needs a query"},
+		{[]string{"-n", "0", "x"}, "-n must be from 1 to 1000"},
+		{[]string{"--mode", "magic", "x"}, "--mode must be hybrid, fts or vector"},
+		{[]string{"--since", "yesterday", "x"}, "neither RFC 3339"},
+		{[]string{"--since", "2001-05-15", "--until", "2001-05-14", "x"}, "--since must be before --until"},
+	} {
+		_, err := runSearch(t, home, c.args...)
+		var ue usageError
+		if !errors.As(err, &ue) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("search %v = %v, want a usage error %q", c.args, err, c.want)
+		}
+	}
+	// --until with a date includes that day; --source filters.
+	out, err = runSearch(t, home, "--json", "--until", "2001-05-14", "--source", "notes", "california")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hits = nil
+	if err := json.Unmarshal([]byte(out), &hits); err != nil || len(hits) != 1 || hits[0].ID != "old-1" {
+		t.Fatalf("--until 2001-05-14: %v\n%s", err, out)
+	}
+}

@@ -1,0 +1,348 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/omnibrain/omnibrain/embed"
+)
+
+// searchFixture is a small mailbox in Berlin time, searched "now" on
+// Wednesday 2026-03-11 at 10:00.
+type searchFixture struct {
+	st  *Store
+	vec *Vectors
+	now time.Time
+	loc *time.Location
+}
+
+func newSearchFixture(t *testing.T, items []*Item) *searchFixture {
+	t.Helper()
+	berlin, err := time.LoadLocation("Europe/Berlin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := openTest(t)
+	ctx := context.Background()
+	if _, err := st.UpsertItems(ctx, items, UpsertOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	vec := NewVectors(st, embed.NewBuiltin(0), VectorOptions{})
+	if err := vec.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return &searchFixture{st: st, vec: vec, now: time.Date(2026, 3, 11, 10, 0, 0, 0, berlin), loc: berlin}
+}
+
+func (f *searchFixture) search(t *testing.T, q SearchQuery) []Hit {
+	t.Helper()
+	q.Now, q.Location = f.now, f.loc
+	hits, err := f.vec.Search(context.Background(), q)
+	if err != nil {
+		t.Fatalf("search %+v: %v", q, err)
+	}
+	return hits
+}
+
+func ids(hits []Hit) []string {
+	out := make([]string, len(hits))
+	for i, h := range hits {
+		out[i] = h.Item.ExternalID
+	}
+	return out
+}
+
+func mail(id, thread string, at time.Time, from, title, body string, people ...string) *Item {
+	return &Item{Source: "gmail", ExternalID: id, Kind: "email", Thread: thread, Time: at, Title: title, Body: body,
+		Sender: from, People: append([]string{from}, people...), Meta: map[string]any{"message_id": "<" + id + "@example.com>"}}
+}
+
+func berlinDay(t *testing.T, y int, m time.Month, d, h int) time.Time {
+	t.Helper()
+	loc, err := time.LoadLocation("Europe/Berlin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return time.Date(y, m, d, h, 0, 0, 0, loc)
+}
+
+var allModes = []string{ModeHybrid, ModeFTS, ModeVector}
+
+// Filters (source, period, person) hold in every mode; a hybrid hit that
+// ranks through its thread neighbour is filtered like any other.
+func TestSearchFilters(t *testing.T) {
+	f := newSearchFixture(t, []*Item{
+		mail("q1", "t1", berlinDay(t, 2026, 3, 2, 9), "anna@example.com", "Pipeline capacity", "What is the pipeline capacity for April?"),
+		// The answer shares no word with the query; its question does.
+		mail("a1", "t1", berlinDay(t, 2026, 3, 10, 9), "bob@example.com", "Re: Pipeline capacity", "About 300 units, firm."),
+		mail("x1", "t2", berlinDay(t, 2026, 3, 10, 11), "carol@example.com", "Lunch", "Pipeline of sandwiches for the lunch."),
+		{Source: "calendar", ExternalID: "e1", Kind: "event", Time: berlinDay(t, 2026, 3, 10, 14), Title: "Pipeline capacity review", Body: "Review with Anna"},
+	})
+	for _, mode := range allModes {
+		t.Run(mode, func(t *testing.T) {
+			all := f.search(t, SearchQuery{Text: "pipeline capacity", Mode: mode})
+			if len(all) < 3 {
+				t.Fatalf("unfiltered: %v", ids(all))
+			}
+			for _, tc := range []struct {
+				name string
+				q    SearchQuery
+				want func(*Item) bool
+			}{
+				{"source", SearchQuery{Sources: []string{"calendar"}}, func(it *Item) bool { return it.Source == "calendar" }},
+				{"kind", SearchQuery{Sources: []string{"email"}}, func(it *Item) bool { return it.Kind == "email" }},
+				{"since", SearchQuery{Since: berlinDay(t, 2026, 3, 10, 0)}, func(it *Item) bool { return !it.Time.Before(berlinDay(t, 2026, 3, 10, 0)) }},
+				{"until", SearchQuery{Until: berlinDay(t, 2026, 3, 10, 0)}, func(it *Item) bool { return it.Time.Before(berlinDay(t, 2026, 3, 10, 0)) }},
+				{"person by name", SearchQuery{People: []string{"Bob"}}, func(it *Item) bool { return it.Sender == "bob@example.com" }},
+				{"person by address", SearchQuery{People: []string{"anna@example.com"}}, func(it *Item) bool { return it.Sender == "anna@example.com" }},
+				{"date words", SearchQuery{Text: "yesterday"}, func(it *Item) bool {
+					return !it.Time.Before(berlinDay(t, 2026, 3, 10, 0)) && it.Time.Before(berlinDay(t, 2026, 3, 11, 0))
+				}},
+			} {
+				q := tc.q
+				q.Text = strings.TrimSpace("pipeline capacity " + q.Text)
+				q.Mode = mode
+				hits := f.search(t, q)
+				if len(hits) == 0 {
+					t.Errorf("%s: nothing found", tc.name)
+				}
+				for _, h := range hits {
+					if !tc.want(h.Item) {
+						t.Errorf("%s: %s (%s %s) passed the filter", tc.name, h.Item.ExternalID, h.Item.Source, h.Item.Time.In(f.loc))
+					}
+				}
+			}
+		})
+	}
+	// Hybrid finds the answer through its question; a period that holds
+	// only the question keeps the answer out.
+	if hits := f.search(t, SearchQuery{Text: "pipeline capacity", Sources: []string{"gmail"}}); !slices.Contains(ids(hits), "a1") {
+		t.Errorf("hybrid did not find the answer through its thread: %v", ids(hits))
+	}
+	hits := f.search(t, SearchQuery{Text: "pipeline capacity", Until: berlinDay(t, 2026, 3, 5, 0)})
+	if got := ids(hits); !slices.Equal(got, []string{"q1"}) {
+		t.Errorf("until Mar 5: %v, want only q1", got)
+	}
+}
+
+// A period named in the text is a filter. When nothing in it matches, the
+// search says so: no hits, or with Fallback hits marked as from outside it.
+func TestSearchPeriodIsHonest(t *testing.T) {
+	f := newSearchFixture(t, []*Item{
+		mail("old", "t1", berlinDay(t, 2001, 5, 14, 9), "jeff@enron.com", "California power crisis", "The California power crisis deepens; rolling blackouts again."),
+		mail("new", "t2", berlinDay(t, 2026, 3, 10, 9), "anna@example.com", "Budget", "The budget for April."),
+	})
+	for _, mode := range allModes {
+		q := SearchQuery{Text: "what did anyone say about the california power crisis last year?", Mode: mode}
+		if hits := f.search(t, q); len(hits) != 0 {
+			t.Errorf("%s: last year (2025) holds no such mail, got %v", mode, ids(hits))
+		}
+		q.Fallback = true
+		hits := f.search(t, q)
+		if len(hits) == 0 || hits[0].Item.ExternalID != "old" {
+			t.Fatalf("%s fallback: %v, want the 2001 mail first", mode, ids(hits))
+		}
+		for _, h := range hits {
+			o := h.Outside
+			if o == nil || o.Phrase != "last year" || !o.Since.Equal(berlinDay(t, 2025, 1, 1, 0)) || !o.Until.Equal(berlinDay(t, 2026, 1, 1, 0)) {
+				t.Errorf("%s fallback hit %s: Outside = %+v, want last year 2025", mode, h.Item.ExternalID, o)
+			}
+		}
+		// A period that has matches is never relaxed, Fallback or not.
+		q = SearchQuery{Text: "california power crisis in 2001", Mode: mode, Fallback: true}
+		hits = f.search(t, q)
+		if len(hits) == 0 || hits[0].Item.ExternalID != "old" || hits[0].Outside != nil {
+			t.Errorf("%s in 2001: %v (outside %+v)", mode, ids(hits), hits)
+		}
+		for _, h := range hits {
+			if h.Item.Time.Year() != 2001 {
+				t.Errorf("%s in 2001: %s from %s", mode, h.Item.ExternalID, h.Item.Time)
+			}
+		}
+	}
+	// Only a period: what it holds, newest first.
+	hits := f.search(t, SearchQuery{Text: "yesterday"})
+	if got := ids(hits); !slices.Equal(got, []string{"new"}) {
+		t.Errorf("yesterday: %v, want [new]", got)
+	}
+}
+
+// One message in two mailboxes, or the same text twice, is one hit.
+func TestSearchDedupes(t *testing.T) {
+	at := berlinDay(t, 2026, 3, 9, 9)
+	a := mail("m1", "t1", at, "anna@example.com", "Quarterly forecast", "The quarterly forecast is attached.")
+	b := mail("m1-copy", "t1", at, "anna@example.com", "Quarterly forecast", "The quarterly forecast is attached.")
+	b.Source, b.Meta = "mbox", map[string]any{"message_id": "<M1@example.com>"} // same Message-ID, other case
+	c := &Item{Source: "jsonl", ExternalID: "d1", Time: at, Title: "Notes", Body: "Quarterly forecast notes, as typed."}
+	d := &Item{Source: "jsonl", ExternalID: "d2", Time: at.Add(time.Hour), Title: "Notes", Body: "Quarterly  forecast notes, as TYPED."}
+	other := mail("m2", "t2", at, "bob@example.com", "Re: Quarterly forecast", "Thanks, the forecast looks fine.")
+	f := newSearchFixture(t, []*Item{a, b, c, d, other})
+	for _, mode := range allModes {
+		hits := f.search(t, SearchQuery{Text: "quarterly forecast", Mode: mode})
+		got := ids(hits)
+		slices.Sort(got)
+		mails, notes := 0, 0
+		for _, id := range got {
+			switch id {
+			case "m1", "m1-copy":
+				mails++
+			case "d1", "d2":
+				notes++
+			}
+		}
+		if mails != 1 || notes != 1 || !slices.Contains(got, "m2") {
+			t.Errorf("%s: %v, want one of m1/m1-copy, one of d1/d2, and m2", mode, got)
+		}
+	}
+}
+
+// Snippets show the part of the text with the most query words, marked.
+func TestSearchSnippets(t *testing.T) {
+	long := strings.Repeat("Nothing to see in this part of the mail. ", 20) +
+		"The gas pipeline expansion needs FERC approval before June. " + strings.Repeat("Regards and more filler text. ", 20)
+	f := newSearchFixture(t, []*Item{
+		mail("s1", "t1", berlinDay(t, 2026, 3, 9, 9), "anna@example.com", "Expansion", long),
+		{Source: "calendar", ExternalID: "e1", Kind: "event", Time: berlinDay(t, 2026, 3, 9, 9), Title: "Pipelines review"},
+	})
+	for _, mode := range allModes {
+		hits := f.search(t, SearchQuery{Text: "pipeline approvals", Mode: mode})
+		var s1, e1 string
+		for _, h := range hits {
+			switch h.Item.ExternalID {
+			case "s1":
+				s1 = h.Snippet
+			case "e1":
+				e1 = h.Snippet
+			}
+		}
+		if !strings.Contains(s1, "[pipeline]") || !strings.Contains(s1, "[approval]") || !strings.HasPrefix(s1, "…") || !strings.HasSuffix(s1, "…") {
+			t.Errorf("%s: snippet %q", mode, s1)
+		}
+		if e1 != "[Pipelines] review" {
+			t.Errorf("%s: title-only snippet %q", mode, e1)
+		}
+	}
+}
+
+// A long mail is embedded chunk by chunk, so words far down its body
+// still find it by meaning alone.
+func TestVectorSearchFindsTheEndOfLongMail(t *testing.T) {
+	var b strings.Builder
+	for i := 0; b.Len() < 5000; i++ {
+		fmt.Fprintf(&b, "Paragraph %d covers routine scheduling, staffing and the weekly desk report.\n\n", i)
+	}
+	b.WriteString("Finally: the Palo Verde outage rerouted energy and saved the desk a lot of money.")
+	items := []*Item{mail("long", "t1", berlinDay(t, 2026, 3, 2, 9), "anna@example.com", "Weekly report", b.String())}
+	for i := range 30 {
+		items = append(items, mail(fmt.Sprintf("f%d", i), fmt.Sprintf("f%d", i), berlinDay(t, 2026, 3, 3, 9), "bob@example.com",
+			"Staffing", "Routine scheduling and staffing for the weekly desk report."))
+	}
+	f := newSearchFixture(t, items)
+	var chunks int
+	if err := f.st.DB().QueryRow(`SELECT COUNT(*) FROM item_vectors v JOIN items i ON i.id = v.item_id WHERE i.external_id = 'long'`).Scan(&chunks); err != nil {
+		t.Fatal(err)
+	}
+	if chunks < 3 {
+		t.Fatalf("a %d-byte mail has %d vectors, want one per chunk", b.Len(), chunks)
+	}
+	hits := f.search(t, SearchQuery{Text: "palo verde outage", Mode: ModeVector, Limit: 3})
+	if len(hits) == 0 || hits[0].Item.ExternalID != "long" {
+		t.Fatalf("vector search: %v, want the long mail first", ids(hits))
+	}
+}
+
+// Words naming someone on a mail lift it above an otherwise equal one.
+func TestSearchPersonBoost(t *testing.T) {
+	at := berlinDay(t, 2026, 3, 9, 9)
+	f := newSearchFixture(t, []*Item{
+		mail("p1", "t1", at, "carla.hoffman@enron.com", "Deal corrections", "Deal corrections for today."),
+		mail("p2", "t2", at, "mark.guzman@enron.com", "Deal corrections", "Deal corrections for today.", "Sean Crandall"),
+	})
+	for _, mode := range allModes {
+		for who, want := range map[string]string{"carla": "p1", "guzman": "p2", "crandall": "p2"} {
+			hits := f.search(t, SearchQuery{Text: "deal corrections " + who, Mode: mode})
+			if len(hits) == 0 || hits[0].Item.ExternalID != want {
+				t.Errorf("%s %q: %v, want %s first", mode, who, ids(hits), want)
+			}
+		}
+	}
+}
+
+// Changing the embedder drops the old vectors and embeds everything again;
+// search works throughout (keywords while the index is empty).
+func TestVectorsReembedWhenTheEmbedderChanges(t *testing.T) {
+	ctx := context.Background()
+	st := openTest(t)
+	var items []*Item
+	topics := strings.Fields("apples boats candles dolphins engines forests gardens harbours islands jackets kettles lanterns meadows novels oranges pianos quarries rivers saddles tunnels")
+	for i, topic := range topics {
+		items = append(items, mail(fmt.Sprintf("m%d", i), fmt.Sprintf("t%d", i), berlinDay(t, 2026, 3, 2, 9).Add(time.Duration(i)*time.Hour),
+			"anna@example.com", "Topic "+topic, "Body about "+topic+" and the gas market."))
+	}
+	if _, err := st.UpsertItems(ctx, items, UpsertOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	dims := func() map[int]int {
+		rows, err := st.DB().Query(`SELECT length(vector) / 4, COUNT(*) FROM item_vectors GROUP BY 1`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		out := map[int]int{}
+		for rows.Next() {
+			var d, n int
+			if err := rows.Scan(&d, &n); err != nil {
+				t.Fatal(err)
+			}
+			out[d] = n
+		}
+		return out
+	}
+	first := NewVectors(st, embed.NewBuiltin(0), VectorOptions{})
+	if err := first.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if d := dims(); d[embed.DefaultDimension] != 20 || len(d) != 1 {
+		t.Fatalf("vectors after the first embedding: %v", d)
+	}
+
+	second := NewVectors(st, embed.NewBuiltin(64), VectorOptions{BatchSize: 8})
+	// Before it loads, search answers by keywords.
+	if hits, err := second.Search(ctx, SearchQuery{Text: "harbours"}); err != nil || len(hits) == 0 {
+		t.Fatalf("search while loading: %v, %v", hits, err)
+	}
+	if err := second.prepare(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if st := second.Status(); st.State != VectorsReindexing || st.Pending != 20 || st.Vectors != 0 {
+		t.Fatalf("status after the switch: %+v", st)
+	}
+	if d := dims(); len(d) != 0 {
+		t.Fatalf("old vectors kept after the switch: %v", d)
+	}
+	if err := second.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if st := second.Status(); st.State != VectorsReady || st.Pending != 0 || st.Vectors != 20 {
+		t.Fatalf("status after re-embedding: %+v", st)
+	}
+	if d := dims(); d[64] != 20 || len(d) != 1 {
+		t.Fatalf("vectors after re-embedding: %v", d)
+	}
+	hits, err := second.Search(ctx, SearchQuery{Text: "harbour", Mode: ModeVector, Limit: 1})
+	if err != nil || len(hits) != 1 || hits[0].Item.ExternalID != "m7" { // harbours
+		t.Fatalf("vector search after re-embedding: %v, %v", hits, err)
+	}
+	// The same embedder again changes nothing.
+	third := NewVectors(st, embed.NewBuiltin(64), VectorOptions{})
+	if err := third.prepare(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if st := third.Status(); st.State != VectorsReady || st.Pending != 0 || st.Vectors != 20 {
+		t.Fatalf("reopening with the same embedder: %+v", st)
+	}
+}
