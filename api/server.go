@@ -146,7 +146,7 @@ func (s *Server) ServeUnix(ctx context.Context, path string) error {
 		ln.Close()
 		return fmt.Errorf("api: %w", err)
 	}
-	return serve(ctx, ln, s.SocketHandler())
+	return s.serve(ctx, ln, s.SocketHandler())
 }
 
 // ServeTCP serves addr (loopback only) until ctx is done.
@@ -155,12 +155,13 @@ func (s *Server) ServeTCP(ctx context.Context, addr string) error {
 	if err != nil {
 		return fmt.Errorf("api: listen %s: %w", addr, err)
 	}
-	return serve(ctx, ln, s.TCPHandler())
+	return s.serve(ctx, ln, s.TCPHandler())
 }
 
-// Serve serves an already open listener until ctx is done.
-func serve(ctx context.Context, ln net.Listener, h http.Handler) error {
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+// serve serves an already open listener until ctx is done. The server's
+// own complaints (bad requests, handler panics) go to the injected logger.
+func (s *Server) serve(ctx context.Context, ln net.Listener, h http.Handler) error {
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelWarn)}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {

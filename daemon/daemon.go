@@ -21,6 +21,7 @@ import (
 	"github.com/omnibrain/omnibrain/api"
 	"github.com/omnibrain/omnibrain/config"
 	"github.com/omnibrain/omnibrain/health"
+	"github.com/omnibrain/omnibrain/internal/logging"
 	"github.com/omnibrain/omnibrain/internal/supervise"
 	"github.com/omnibrain/omnibrain/router"
 	"github.com/omnibrain/omnibrain/store"
@@ -79,6 +80,7 @@ func Open(ctx context.Context, cfg *config.Config, opts Options) (*App, error) {
 		health:  health.NewRegistry(opts.Now),
 		started: opts.Now(),
 	}
+	a.health.Redact(logging.Scrubber(cfg.Secrets()))
 	a.closers = append(a.closers, st.Close)
 	a.health.Success("store")
 

@@ -34,9 +34,10 @@ type Component struct {
 
 // Registry holds every component's report. It is safe for concurrent use.
 type Registry struct {
-	mu    sync.Mutex
-	now   func() time.Time
-	comps map[string]*Component
+	mu     sync.Mutex
+	now    func() time.Time
+	redact func(string) string
+	comps  map[string]*Component
 }
 
 // NewRegistry returns an empty registry using the given clock (time.Now if nil).
@@ -44,7 +45,16 @@ func NewRegistry(now func() time.Time) *Registry {
 	if now == nil {
 		now = time.Now
 	}
-	return &Registry{now: now, comps: map[string]*Component{}}
+	return &Registry{now: now, redact: func(s string) string { return s }, comps: map[string]*Component{}}
+}
+
+// Redact makes the registry pass every detail and error text through f
+// before keeping it: reports are shown by `status`, and an error can carry
+// a secret (a Telegram URL holds the bot token). Call it before use.
+func (r *Registry) Redact(f func(string) string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.redact = f
 }
 
 func (r *Registry) get(name string) *Component {
@@ -61,7 +71,7 @@ func (r *Registry) Set(name string, s State, detail string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	c := r.get(name)
-	c.State, c.Detail = s, detail
+	c.State, c.Detail = s, r.redact(detail)
 }
 
 // Success records a successful pass: the component is OK.
@@ -89,7 +99,7 @@ func (r *Registry) fail(name string, s State, err error) {
 	c := r.get(name)
 	c.State = s
 	if err != nil {
-		c.LastError = err.Error()
+		c.LastError = r.redact(err.Error())
 		c.LastErrorAt = r.now()
 	}
 }

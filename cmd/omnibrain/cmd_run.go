@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"flag"
+	"log/slog"
 
 	"github.com/omnibrain/omnibrain/daemon"
 	"github.com/omnibrain/omnibrain/internal/logging"
@@ -35,6 +36,9 @@ func runCommand() *command {
 				return err
 			}
 			log := logging.New(e.stderr, cfg.LogLevel, cfg.Secrets())
+			// A library writing with the standard log package goes through
+			// the same handler, so its lines are redacted too.
+			slog.SetDefault(log)
 			app, err := daemon.Open(ctx, cfg, daemon.Options{Log: log})
 			if err != nil {
 				return err

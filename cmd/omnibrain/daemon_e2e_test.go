@@ -3,7 +3,10 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -141,5 +144,104 @@ func TestCorruptConfigIsAClearErrorNotACrash(t *testing.T) {
 	_, errOut, code := runCLI(t, home, "status")
 	if code != 1 || !strings.Contains(errOut, "line 2") || !strings.Contains(errOut, "bogus_key") || strings.Contains(errOut, "panic") {
 		t.Fatalf("exit %d, stderr %q; want exit 1 naming line 2 and the key", code, errOut)
+	}
+}
+
+// No secret ever reaches a log line: the daemon runs at debug level with
+// every credential set, against servers that fail and echo what they were
+// sent (the path, which for Telegram holds the bot token, and the
+// Authorization header), and is driven through collection, chat and a
+// refused API call. Neither its log nor `status --json` may contain any of
+// the secrets.
+func TestDaemonNeverLogsSecrets(t *testing.T) {
+	secrets := map[string]string{
+		"telegram token":       "7654321:AAH-telegram-SECRET-token-value",
+		"github token":         "ghp_githubSECRETtoken0123456789",
+		"llm api key":          "sk-llmSECRETkey0123456789",
+		"google client secret": "GOCSPX-googleSECRETclient",
+		"google access token":  "ya29.googleSECRETaccess",
+		"google refresh token": "1//googleSECRETrefresh",
+	}
+	echo := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// A misbehaving upstream that reflects the request in its error.
+		msg := fmt.Sprintf("denied %s %s (auth %q)", r.Method, r.URL.String(), r.Header.Get("Authorization"))
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusUnauthorized)
+		// The error fields of Telegram, GitHub, OpenAI and Google, all at once.
+		json.NewEncoder(w).Encode(map[string]any{
+			"ok":          false,
+			"error_code":  401,
+			"description": msg,
+			"message":     msg,
+			"error":       map[string]any{"message": msg, "type": "invalid_request_error", "code": 401, "status": "UNAUTHENTICATED"},
+		})
+	}))
+	defer echo.Close()
+
+	home := t.TempDir()
+	tok := fmt.Sprintf(`{"access_token":%q,"refresh_token":%q,"token_type":"Bearer","expiry":"2099-01-01T00:00:00Z"}`,
+		secrets["google access token"], secrets["google refresh token"])
+	if err := os.WriteFile(filepath.Join(home, "google-token.json"), []byte(tok), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	addr := freeLoopbackAddr(t)
+	d := startDaemon(t, home,
+		"OMNIBRAIN_LOG_LEVEL=debug",
+		"OMNIBRAIN_API_LISTEN="+addr,
+		"OMNIBRAIN_TELEGRAM_TOKEN="+secrets["telegram token"],
+		"OMNIBRAIN_TELEGRAM_API_URL="+echo.URL,
+		"OMNIBRAIN_TELEGRAM_OWNER_ID=4242",
+		"OMNIBRAIN_GITHUB_TOKEN="+secrets["github token"],
+		"OMNIBRAIN_GITHUB_API_URL="+echo.URL,
+		"OMNIBRAIN_LLM_PROVIDER=openai",
+		"OMNIBRAIN_LLM_BASE_URL="+echo.URL+"/v1",
+		"OMNIBRAIN_LLM_API_KEY="+secrets["llm api key"],
+		"OMNIBRAIN_LLM_MODEL=gpt-test",
+		"OMNIBRAIN_GOOGLE_CLIENT_ID=client-id.apps.googleusercontent.com",
+		"OMNIBRAIN_GOOGLE_CLIENT_SECRET="+secrets["google client secret"],
+		"OMNIBRAIN_GOOGLE_API_URL="+echo.URL,
+		"OMNIBRAIN_GOOGLE_TOKEN_URL="+echo.URL+"/token",
+	)
+	apiToken, err := os.ReadFile(filepath.Join(home, api.TokenFileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	secrets["api token"] = strings.TrimSpace(string(apiToken))
+
+	// Every collector fails against the echo server; chat fails at the model.
+	runCLI(t, home, "collect")
+	runCLI(t, home, "chat", "what is on my calendar today?")
+	// A request with a wrong token is refused and logged.
+	if _, err := api.NewTCPClient("http://"+addr, "wrong-"+secrets["api token"]).Status(context.Background()); err == nil {
+		t.Fatal("TCP API accepted a wrong token")
+	}
+	status, errOut, code := runCLI(t, home, "status", "--json")
+	if code != 0 {
+		t.Fatalf("status: exit %d: %s", code, errOut)
+	}
+	if err := d.stop(t, syscall.SIGTERM); err != nil {
+		t.Fatalf("daemon exit after SIGTERM = %v", err)
+	}
+	logs := d.stderr.String()
+
+	// The test must have provoked failures worth logging, or it proves nothing.
+	for _, want := range []string{"gmail", "telegram", "model call failed", "refused request"} {
+		if !strings.Contains(logs, want) {
+			t.Errorf("the log never mentions %q: the failure paths were not exercised\n%s", want, logs)
+		}
+	}
+	if !strings.Contains(logs, "[redacted]") {
+		t.Errorf("nothing was redacted: the echoing server's errors did not reach the log\n%s", logs)
+	}
+	for what, s := range secrets {
+		if strings.Contains(logs, s) {
+			t.Errorf("the %s appears in the daemon's log", what)
+		}
+		if strings.Contains(status, s) {
+			t.Errorf("the %s appears in status --json", what)
+		}
+	}
+	if t.Failed() {
+		t.Logf("daemon log:\n%s", logs)
 	}
 }

@@ -30,17 +30,31 @@ type Redactor struct {
 // NewRedactor wraps next. Secrets shorter than 6 characters are ignored:
 // replacing them would mangle ordinary words.
 func NewRedactor(next slog.Handler, secrets []string) *Redactor {
+	return &Redactor{next: next, replace: replacer(secrets)}
+}
+
+func replacer(secrets []string) *strings.Replacer {
 	var pairs []string
 	for _, s := range secrets {
 		if len(s) >= 6 {
 			pairs = append(pairs, s, "[redacted]")
 		}
 	}
-	r := &Redactor{next: next}
-	if len(pairs) > 0 {
-		r.replace = strings.NewReplacer(pairs...)
+	if len(pairs) == 0 {
+		return nil
 	}
-	return r
+	return strings.NewReplacer(pairs...)
+}
+
+// Scrubber returns a function that redacts the secrets from a text, as the
+// log handler does, for whatever else shows error texts (the health model
+// behind `status`).
+func Scrubber(secrets []string) func(string) string {
+	r := replacer(secrets)
+	if r == nil {
+		return func(s string) string { return s }
+	}
+	return r.Replace
 }
 
 func (r *Redactor) Enabled(ctx context.Context, l slog.Level) bool { return r.next.Enabled(ctx, l) }

@@ -39,3 +39,13 @@ func TestRedactorLevel(t *testing.T) {
 		t.Fatalf("level not honoured:\n%s", buf.String())
 	}
 }
+
+func TestScrubber(t *testing.T) {
+	scrub := Scrubber([]string{"ghp_abcdef123", "abc"})
+	if got := scrub("GET /repos?token=ghp_abcdef123 abc"); got != "GET /repos?token=[redacted] abc" {
+		t.Fatalf("scrub = %q", got)
+	}
+	if got := Scrubber(nil)("nothing to hide"); got != "nothing to hide" {
+		t.Fatalf("scrub without secrets = %q", got)
+	}
+}
