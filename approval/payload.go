@@ -243,6 +243,16 @@ func defaultTitle(kind Kind, canonical []byte) string {
 	return string(kind)
 }
 
+// HasText reports whether a kind has free text the owner can edit or
+// have redrafted (WithBody replaces it).
+func HasText(kind Kind) bool {
+	switch kind {
+	case KindReply, KindEmail, KindForward, KindCalendarCreate, KindCalendarUpdate, KindGitHubComment:
+		return true
+	}
+	return false
+}
+
 // WithBody returns the payload with its free text replaced: the body of a
 // mail or comment, the description of an event.
 func WithBody(kind Kind, canonical []byte, body string) (any, error) {

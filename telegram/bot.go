@@ -57,7 +57,8 @@ type Searcher interface {
 	Search(ctx context.Context, q store.SearchQuery) ([]store.Hit, error)
 }
 
-// Briefer writes a briefing on demand (/briefing).
+// Briefer writes a briefing on demand (/briefing): its text, or "" when
+// the briefing already reached the owner as a notification.
 type Briefer interface {
 	Briefing(ctx context.Context, kind string) (string, error)
 }
@@ -237,6 +238,9 @@ func (b *Bot) hello(ctx context.Context) error {
 		_, err := b.tg.GetMe(ctx)
 		if err == nil {
 			break
+		}
+		if ctx.Err() != nil {
+			return nil // stopped before Telegram answered: no failure
 		}
 		if errors.Is(err, tgbot.ErrorUnauthorized) || errors.Is(err, tgbot.ErrorNotFound) {
 			err = fmt.Errorf("telegram: the bot token was refused (%w): check OMNIBRAIN_TELEGRAM_TOKEN", redactToken(err, b.o.Token))

@@ -71,6 +71,7 @@ type setup struct {
 	chat      telegram.Chat
 	drafter   telegram.Drafter
 	search    telegram.Searcher
+	briefer   telegram.Briefer
 	noRunning bool // do not start the loops
 }
 
@@ -112,7 +113,7 @@ func start(t testing.TB, s setup) *harness {
 	}
 	h.bot, err = telegram.New(ctx, telegram.Options{
 		Token: token, APIURL: h.tg.URL(), OwnerID: s.ownerID, Store: st, Gate: h.gate, Queue: h.queue,
-		Chat: s.chat, Drafter: s.drafter, Search: s.search, Health: h.health, Now: h.clock.Now, Location: time.UTC,
+		Chat: s.chat, Drafter: s.drafter, Search: s.search, Briefer: s.briefer, Health: h.health, Now: h.clock.Now, Location: time.UTC,
 		Settings: "timezone UTC", PollTimeout: 2 * time.Second,
 	})
 	if err != nil {
@@ -258,7 +259,9 @@ func TestProposalShownWholeWithButtons(t *testing.T) {
 	if got := strings.Join(labels, " · "); got != "✅ Send · ✏️ Edit · 💬 Redraft · ❌ Reject · ⏰ Snooze" {
 		t.Errorf("buttons %s", got)
 	}
-	// The commands were registered.
+	// The commands were registered (getMe and setMyCommands run beside
+	// the delivery of the queue, so wait for them).
+	h.wait("the commands registered", func() bool { return len(h.tg.Commands()) > 0 })
 	var cmds []string
 	for _, c := range h.tg.Commands() {
 		cmds = append(cmds, c["command"])
@@ -783,4 +786,111 @@ func TestLevelsReachTheBot(t *testing.T) {
 	if n := h.tg.CountSent(owner.ID); n != 2 {
 		t.Errorf("%d messages sent, want 2 (silent is never pushed)", n)
 	}
+}
+
+// sentCount counts the owner's messages containing text.
+func (h *harness) sentCount(text string) int {
+	n := 0
+	for _, m := range h.tg.SentTo(owner.ID) {
+		if strings.Contains(m.Text, text) {
+			n++
+		}
+	}
+	return n
+}
+
+// /quiet really holds notifications: an important one waits while a
+// critical one still comes, /settings says so, and /quiet off lets the
+// held one through, once.
+func TestQuietHoldsNotificationsUntilOff(t *testing.T) {
+	h := start(t, setup{ownerID: owner.ID})
+	ctx := context.Background()
+	h.tg.SendText(owner, "/quiet 2h")
+	h.wait("quiet confirmed", func() bool { return h.sentCount("Quiet until") == 1 })
+	h.queue.Notify(ctx, notify.Message{Level: notify.Important, Key: "imp", Text: "the invoice is due"})
+	h.queue.Notify(ctx, notify.Message{Level: notify.Critical, Key: "crit", Text: "the server is down"})
+	// The dispatcher takes them in order: once the critical one is there,
+	// the important one has been decided.
+	h.wait("the critical one", func() bool { return h.sentCount("the server is down") == 1 })
+	if h.sentCount("the invoice is due") != 0 {
+		t.Fatal("an important notification came during quiet time")
+	}
+	h.tg.SendText(owner, "/settings")
+	h.wait("settings with quiet on", func() bool { return h.sentCount("/quiet: on until") == 1 })
+	if h.sentCount("the invoice is due") != 0 {
+		t.Fatal("an important notification came during quiet time")
+	}
+	h.tg.SendText(owner, "/quiet off")
+	h.wait("the held one delivered", func() bool { return h.sentCount("the invoice is due") == 1 })
+	h.tg.SendText(owner, "/settings")
+	h.wait("settings with quiet off", func() bool { return h.sentCount("/quiet: off") == 1 })
+	if n := h.sentCount("the invoice is due"); n != 1 {
+		t.Errorf("the held notification arrived %d times", n)
+	}
+	if n, _ := h.st.NotificationByKey(ctx, "imp"); n.State != store.NotificationDelivered {
+		t.Errorf("held notification %+v", n)
+	}
+}
+
+func TestRedraftAndEditNeedText(t *testing.T) {
+	h := start(t, setup{ownerID: owner.ID, drafter: drafter{}})
+	p, err := h.gate.Propose(context.Background(), approval.Draft{Kind: approval.KindCalendarDelete, Origin: "agent",
+		Payload: approval.CalendarPayload{EventID: "ev123456", Summary: "Standup"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := h.shown(p)
+	for _, label := range []string{"Redraft", "Edit"} {
+		_, q := h.tg.Press(owner, owner.ID, m.ID, data(m, label))
+		if got := h.answered(q); !strings.Contains(got, "no text to change") {
+			t.Errorf("%s answered %q", label, got)
+		}
+	}
+	// Nothing waits for text: the next message goes to the chat, and the
+	// proposal is still the one shown.
+	if aw, _ := h.st.TelegramAwaiting(context.Background()); aw != "" {
+		t.Errorf("awaiting %q", aw)
+	}
+	if h.state(p.ID) != approval.StatePending {
+		t.Errorf("state %s", h.state(p.ID))
+	}
+}
+
+// A press of Edit on a proposal decided elsewhere answers with its state
+// and takes the buttons away.
+func TestStaleEditPressShowsOutcome(t *testing.T) {
+	h := start(t, setup{ownerID: owner.ID})
+	p := h.propose("draft")
+	m := h.shown(p)
+	if _, err := h.gate.Reject(context.Background(), p.ID, approval.APIOwner()); err != nil {
+		t.Fatal(err)
+	}
+	_, q := h.tg.Press(owner, owner.ID, m.ID, data(m, "Edit"))
+	if got := h.answered(q); !strings.Contains(got, "already rejected") {
+		t.Errorf("answered %q", got)
+	}
+	h.wait("the message edited to Rejected", func() bool {
+		cur, _ := h.tg.Message(owner.ID, m.ID)
+		return cur.Keyboard == nil && strings.Contains(cur.Text, "Rejected")
+	})
+	if aw, _ := h.st.TelegramAwaiting(context.Background()); aw != "" {
+		t.Errorf("awaiting %q after a stale press", aw)
+	}
+}
+
+type briefer struct{ text string }
+
+func (b briefer) Briefing(_ context.Context, kind string) (string, error) {
+	if kind != "evening" {
+		return "", fmt.Errorf("unknown briefing %q", kind)
+	}
+	return b.text, nil
+}
+
+func TestBriefingCommand(t *testing.T) {
+	h := start(t, setup{ownerID: owner.ID, briefer: briefer{text: "Evening <summary> & more"}})
+	h.tg.SendText(owner, "/briefing evening")
+	h.wait("the briefing", func() bool { return h.sentCount("Evening &lt;summary&gt; &amp; more") == 1 })
+	h.tg.SendText(owner, "/briefing hourly")
+	h.wait("the refusal", func() bool { return h.sentCount(`Could not write the briefing: unknown briefing "hourly"`) == 1 })
 }

@@ -45,11 +45,7 @@ func (b *Bot) command(ctx context.Context, cmd, args string) {
 	case "status":
 		b.replyHTML(ctx, b.statusHTML(ctx))
 	case "settings":
-		s := b.o.Settings
-		if s == "" {
-			s = "No settings to show."
-		}
-		b.reply(ctx, s)
+		b.reply(ctx, b.settingsText(ctx))
 	case "quiet":
 		b.quiet(ctx, args)
 	case "briefing":
@@ -65,6 +61,10 @@ func (b *Bot) command(ctx context.Context, cmd, args string) {
 			text, err := b.o.Briefer.Briefing(ctx, kind)
 			if err != nil {
 				b.reply(ctx, "Could not write the briefing: "+truncate(err.Error(), 300))
+				return
+			}
+			if text == "" {
+				b.reply(ctx, "Your "+kind+" briefing was just sent to you above.")
 				return
 			}
 			b.reply(ctx, text)
@@ -136,6 +136,33 @@ func (b *Bot) statusHTML(ctx context.Context) string {
 		}
 	}
 	return sb.String()
+}
+
+// settingsText is the configuration the daemon was started with, and
+// what the owner changed here since (/quiet).
+func (b *Bot) settingsText(ctx context.Context) string {
+	var sb strings.Builder
+	if b.o.Settings != "" {
+		sb.WriteString(b.o.Settings + "\n")
+	}
+	fmt.Fprintf(&sb, "Paired Telegram user: %d\n", b.Owner())
+	if b.o.Drafter != nil {
+		sb.WriteString("💬 Redraft: by the language model\n")
+	} else {
+		sb.WriteString("💬 Redraft: off (no language model configured)\n")
+	}
+	if b.o.Queue != nil {
+		until, err := b.o.Queue.QuietUntil(ctx)
+		switch {
+		case err != nil:
+			fmt.Fprintf(&sb, "/quiet: unknown (%v)\n", err)
+		case until.After(b.o.Now()):
+			fmt.Fprintf(&sb, "/quiet: on until %s (critical notifications still come; /quiet off ends it)\n", until.In(b.o.Location).Format("Mon 2 Jan 15:04"))
+		default:
+			sb.WriteString("/quiet: off (/quiet 2h holds notifications for two hours)\n")
+		}
+	}
+	return strings.TrimRight(sb.String(), "\n")
 }
 
 func (b *Bot) quiet(ctx context.Context, args string) {

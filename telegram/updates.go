@@ -166,7 +166,7 @@ func (b *Bot) continueEdit(ctx context.Context, aw *awaited, text string) {
 		b.replyHTML(ctx, fmt.Sprintf("New draft <code>%s</code> follows — it needs its own approval; the old one will not be sent.", p.ID))
 	case ActRedraft:
 		if b.o.Drafter == nil {
-			b.reply(ctx, "Redrafting needs a language model and none is configured. Use ✏️ Edit to write the text yourself.")
+			b.reply(ctx, noDrafter)
 			return
 		}
 		b.enqueue(ctx, func(ctx context.Context) {
@@ -189,6 +189,9 @@ func (b *Bot) continueEdit(ctx context.Context, aw *awaited, text string) {
 		})
 	}
 }
+
+// noDrafter is what Redraft says without a model: plainly, with the way out.
+const noDrafter = "Redrafting needs a language model and none is configured (set OMNIBRAIN_LLM_PROVIDER and OMNIBRAIN_LLM_MODEL, or run Ollama). Nothing changed; use ✏️ Edit to write the text yourself."
 
 // userError is an error as the owner should read it.
 func userError(err error) string {
@@ -262,7 +265,7 @@ func (b *Bot) onCallback(ctx context.Context, q *models.CallbackQuery) {
 	case ActSnooze:
 		decided, err = b.o.Gate.Snooze(ctx, p.ID, owner)
 	case ActEdit, ActRedraft:
-		b.startEdit(ctx, q.ID, p, cb.Action)
+		b.startEdit(ctx, q.ID, chatID, msgID, p, cb.Action)
 		return
 	}
 	var se *approval.StaleError
@@ -303,18 +306,19 @@ func pressAnswer(p *approval.Proposal, loc *time.Location) string {
 	return string(p.State)
 }
 
-func (b *Bot) startEdit(ctx context.Context, queryID string, p *approval.Proposal, act Action) {
+func (b *Bot) startEdit(ctx context.Context, queryID string, chatID int64, msgID int, p *approval.Proposal, act Action) {
 	if p.State != approval.StatePending && p.State != approval.StateSnoozed {
 		b.answer(ctx, queryID, fmt.Sprintf("Nothing changed: this proposal is already %s.", p.State))
+		b.showOutcome(ctx, chatID, msgID, p)
+		return
+	}
+	if !approval.HasText(p.Kind) {
+		b.answer(ctx, queryID, "This kind of proposal has no text to change; reject it, or use omnibrain edit with a whole new payload.")
 		return
 	}
 	if act == ActRedraft && b.o.Drafter == nil {
 		b.answer(ctx, queryID, "Redrafting needs a language model; none is configured.")
-		b.reply(ctx, "Redrafting needs a language model and none is configured. Use ✏️ Edit to write the text yourself.")
-		return
-	}
-	if act == ActEdit && approval.Body(p.Kind, p.Payload) == "" && p.Kind != approval.KindCalendarCreate && p.Kind != approval.KindCalendarUpdate {
-		b.answer(ctx, queryID, "This kind of proposal has no text to edit.")
+		b.reply(ctx, noDrafter)
 		return
 	}
 	b.setAwaiting(ctx, &awaited{Action: act, ProposalID: p.ID, Since: b.o.Now()})
