@@ -17,6 +17,7 @@ import (
 	"github.com/omnibrain/omnibrain/config"
 	"github.com/omnibrain/omnibrain/health"
 	fakegoogle "github.com/omnibrain/omnibrain/internal/fakes/google"
+	fakellm "github.com/omnibrain/omnibrain/internal/fakes/llm"
 	faketg "github.com/omnibrain/omnibrain/internal/fakes/telegram"
 	"github.com/omnibrain/omnibrain/store"
 	"github.com/omnibrain/omnibrain/telegram"
@@ -58,6 +59,13 @@ type approvalE2E struct {
 
 func newApprovalE2E(t testing.TB) *approvalE2E {
 	t.Helper()
+	return newApprovalE2EWith(t, nil)
+}
+
+// newApprovalE2EWith lets a test change the configuration (a model, say);
+// by default no model is configured.
+func newApprovalE2EWith(t testing.TB, edit func(*config.Config)) *approvalE2E {
+	t.Helper()
 	e := &approvalE2E{t: t, clock: &settable{t: time.Now().UTC()}}
 	e.google = fakegoogle.New(t, fakegoogle.Options{RequireAuth: true})
 	e.tg = faketg.New(tgToken)
@@ -70,6 +78,10 @@ func newApprovalE2E(t testing.TB) *approvalE2E {
 	cfg.Location = time.UTC
 	// The notification policy is not under test: no quiet hours, no budget.
 	cfg.Notifications.QuietStart, cfg.Notifications.QuietEnd, cfg.Notifications.DailyBudget = "", "", 100000
+	cfg.LLM.Provider = "none" // never a local Ollama by chance
+	if edit != nil {
+		edit(cfg)
+	}
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
@@ -449,4 +461,165 @@ func BenchmarkPressToGmailSend(b *testing.B) {
 		total += time.Since(t0)
 	}
 	b.ReportMetric(float64(total.Microseconds())/float64(b.N)/1000, "ms/press")
+}
+
+// sentTo counts the owner's Telegram messages containing text.
+func (e *approvalE2E) sentTo(text string) int {
+	n := 0
+	for _, m := range e.tg.SentTo(tgOwner.ID) {
+		if strings.Contains(m.Text, text) {
+			n++
+		}
+	}
+	return n
+}
+
+// 💬 Redraft with a model: the owner's words go to the model with the
+// draft; the new text is a new proposal, the old one can never be sent,
+// and what reaches Gmail is exactly the redraft the owner approved, still
+// in the thread.
+func TestE2ERedraftWithModel(t *testing.T) {
+	const redraft = "Hi Alice,\n\nthe Q3 numbers are final.\n\nOwner"
+	model := fakellm.NewOpenAI(t)
+	model.Respond(func(r fakellm.Request) fakellm.Turn {
+		if strings.HasPrefix(r.System, "You rewrite a draft") {
+			return fakellm.Turn{Text: "\n" + redraft + "\n"}
+		}
+		return fakellm.Turn{Text: "A quiet day."} // briefing narratives and the like
+	})
+	e := newApprovalE2EWith(t, func(cfg *config.Config) {
+		cfg.LLM.Provider, cfg.LLM.BaseURL, cfg.LLM.Model = "openai", model.URL, "gpt-test"
+	})
+	old := e.propose("Hi Alice,\n\nthe Q3 numbers are final: revenue 1.2M, costs 0.8M, margin 33%.\n\nBest,\nOwner")
+	m := e.shown(old)
+	_, q := e.tg.Press(tgOwner, tgOwner.ID, m.ID, button(m, "Redraft"))
+	if got := e.answer(q); !strings.Contains(got, "what to change") {
+		t.Fatalf("Redraft answered %q", got)
+	}
+	e.tg.SendText(tgOwner, "shorter, no figures")
+	var nw *approval.Proposal
+	e.wait("the redraft", func() bool {
+		ps, _ := e.app.Gate().List(context.Background(), approval.ListOptions{States: []approval.State{approval.StatePending}})
+		if len(ps) == 1 && ps[0].Supersedes == old.ID {
+			nw = ps[0]
+			return true
+		}
+		return false
+	})
+	var asked *fakellm.Request
+	for _, r := range model.Requests() {
+		if strings.HasPrefix(r.System, "You rewrite a draft") {
+			asked = &r
+		}
+	}
+	if asked == nil {
+		t.Fatal("the model was not asked to redraft")
+	}
+	user := asked.Messages[len(asked.Messages)-1].Content
+	if !strings.Contains(user, "revenue 1.2M") || !strings.Contains(user, "shorter, no figures") || !strings.Contains(user, "alice@example.org") {
+		t.Errorf("the model was asked:\n%s", user)
+	}
+	mn := e.shown(nw)
+	if !strings.Contains(mn.Text, "the Q3 numbers are final.") || nw.Origin != "agent" {
+		t.Errorf("new draft (origin %s):\n%s", nw.Origin, mn.Text)
+	}
+	_, q2 := e.tg.Press(tgOwner, tgOwner.ID, m.ID, button(m, "Send"))
+	if got := e.answer(q2); !strings.Contains(got, "superseded") {
+		t.Errorf("the old Send answered %q", got)
+	}
+	_, q3 := e.tg.Press(tgOwner, tgOwner.ID, mn.ID, button(mn, "Send"))
+	e.answer(q3)
+	e.waitGoogle("the send", func() bool { return len(e.google.Sent()) == 1 })
+	sent := e.google.Sent()[0]
+	if got := bodyOf(t, sent.Raw); got != redraft {
+		t.Errorf("sent %q, want the approved redraft %q", got, redraft)
+	}
+	if sent.Header.Get("In-Reply-To") != "<q3-question@example.org>" || sent.Header.Get("Subject") != "Re: Q3 numbers" {
+		t.Errorf("the redraft lost its headers: %v", sent.Header)
+	}
+	time.Sleep(200 * time.Millisecond)
+	if n := e.sends(); n != 1 {
+		t.Errorf("%d sends", n)
+	}
+}
+
+// Without a model, Redraft says so plainly and changes nothing; /settings
+// tells the same.
+func TestE2ERedraftWithoutModelSaysSo(t *testing.T) {
+	e := newApprovalE2E(t)
+	p := e.propose("a draft")
+	m := e.shown(p)
+	_, q := e.tg.Press(tgOwner, tgOwner.ID, m.ID, button(m, "Redraft"))
+	if got := e.answer(q); !strings.Contains(got, "needs a language model") {
+		t.Errorf("Redraft answered %q", got)
+	}
+	e.wait("the explanation", func() bool { return e.sentTo("none is configured") == 1 })
+	e.tg.SendText(tgOwner, "/settings")
+	e.wait("the settings", func() bool { return e.sentTo("Redraft: off (no language model configured)") == 1 })
+	m2 := e.tg.SentTo(tgOwner.ID)
+	settings := m2[len(m2)-1].Text
+	for _, want := range []string{"Timezone: " + e.cfg.TimezoneName(), "Proposals expire after 24h0m0s", "Quiet hours: off", fmt.Sprintf("user %d", tgOwner.ID), "/quiet: off"} {
+		if !strings.Contains(settings, want) {
+			t.Errorf("/settings lacks %q:\n%s", want, settings)
+		}
+	}
+	if st := e.proposal(p.ID).State; st != approval.StatePending {
+		t.Errorf("state %s", st)
+	}
+}
+
+// /briefing answers with the briefing the schedule would send, once: the
+// copy the engine queued is not delivered a second time.
+func TestE2EBriefingCommandAnswersOnce(t *testing.T) {
+	e := newApprovalE2E(t)
+	e.tg.SendText(tgOwner, "/briefing evening")
+	e.wait("the briefing", func() bool { return e.sentTo("Evening summary") == 1 || e.sentTo("was just sent to you above") == 1 })
+	time.Sleep(300 * time.Millisecond)
+	e.app.Notifier().Wake()
+	time.Sleep(300 * time.Millisecond)
+	if n := e.sentTo("Evening summary"); n != 1 {
+		t.Errorf("the evening briefing reached the owner %d times, want 1", n)
+	}
+	if e.sentTo("not available") != 0 {
+		t.Error("/briefing says briefings are not available")
+	}
+}
+
+// The owner answers the thread in Gmail themselves: once the collector has
+// seen their mail, the proposal is superseded, its message says so without
+// buttons, and a late press sends nothing.
+func TestE2EOwnerAnsweredInGmailSupersedes(t *testing.T) {
+	e := newApprovalE2E(t)
+	ctx := context.Background()
+	in := e.google.AddMessage([]byte("From: Alice Example <alice@example.org>\r\nTo: owner@example.com\r\nSubject: Lunch\r\n"+
+		"Date: "+e.clock.Now().Add(-time.Hour).Format(time.RFC1123Z)+"\r\nMessage-ID: <lunch@example.org>\r\n\r\nLunch on Friday?\r\n"), fakegoogle.MessageOptions{})
+	p, err := e.app.Gate().Propose(ctx, approval.Draft{Kind: approval.KindReply, Origin: "agent",
+		Payload: approval.EmailPayload{To: []string{"alice@example.org"}, Subject: "Re: Lunch", Body: "Friday works.", InReplyTo: "<lunch@example.org>", ThreadID: in.ThreadID}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := e.shown(p)
+	e.google.AddMessage([]byte("From: Owner <owner@example.com>\r\nTo: alice@example.org\r\nSubject: Re: Lunch\r\n"+
+		"Date: "+e.clock.Now().Add(time.Minute).Format(time.RFC1123Z)+"\r\nMessage-ID: <mine@example.com>\r\nIn-Reply-To: <lunch@example.org>\r\n\r\nYes, Friday!\r\n"), fakegoogle.MessageOptions{})
+	c := api.NewUnixClient(e.cfg.Path(api.SocketName))
+	if _, err := c.Collect(ctx, "gmail"); err != nil {
+		t.Fatal(err)
+	}
+	e.app.Gate().Kick() // the outbox pass reads new mail; it would come on its own within 30s
+	e.wait("the proposal superseded", func() bool { return e.proposal(p.ID).State == approval.StateSuperseded })
+	if got := e.proposal(p.ID); got.DecidedBy != "gmail" {
+		t.Errorf("decided by %q", got.DecidedBy)
+	}
+	e.wait("the message edited", func() bool {
+		cur, _ := e.tg.Message(tgOwner.ID, m.ID)
+		return cur.Keyboard == nil && strings.Contains(cur.Text, "you already answered")
+	})
+	_, q := e.tg.Press(tgOwner, tgOwner.ID, m.ID, button(m, "Send"))
+	if got := e.answer(q); !strings.Contains(got, "superseded") {
+		t.Errorf("late press answered %q", got)
+	}
+	time.Sleep(200 * time.Millisecond)
+	if n := e.sends(); n != 0 {
+		t.Errorf("%d sends after the owner answered in Gmail", n)
+	}
 }

@@ -2,14 +2,19 @@ package daemon
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
 
 	"github.com/omnibrain/omnibrain/api"
+	"github.com/omnibrain/omnibrain/approval"
 	"github.com/omnibrain/omnibrain/health"
 	"github.com/omnibrain/omnibrain/internal/supervise"
 	"github.com/omnibrain/omnibrain/notify"
+	"github.com/omnibrain/omnibrain/proactive"
+	"github.com/omnibrain/omnibrain/proactive/schedule"
+	"github.com/omnibrain/omnibrain/store"
 	"github.com/omnibrain/omnibrain/telegram"
 )
 
@@ -40,6 +45,12 @@ func (a *App) openTelegram(ctx context.Context, b *api.Backends) error {
 	}
 	if b.Chat != nil {
 		opts.Chat = chatReplies{chat: b.Chat}
+	}
+	if a.llm != nil && a.llm.Available() {
+		opts.Drafter = approval.Redrafter{Model: a.llm, OwnerName: a.cfg.Owner.Name}
+	}
+	if a.proactive.engine != nil {
+		opts.Briefer = briefingReplies{e: a.proactive.engine, st: a.store}
 	}
 	bot, err := telegram.New(ctx, opts)
 	if err != nil {
@@ -90,6 +101,37 @@ func (c chatReplies) Reply(ctx context.Context, session, text string) (string, e
 		}
 	}
 	return b.String(), nil
+}
+
+// briefingReplies answers /briefing with the same briefing the schedule
+// sends. A briefing made by the request is also queued as a notification;
+// the reply takes its place, so the owner does not get it twice.
+type briefingReplies struct {
+	e  *proactive.Engine
+	st *store.Store
+}
+
+func (b briefingReplies) Briefing(ctx context.Context, kind string) (string, error) {
+	br, created, err := b.e.Briefing(ctx, kind, schedule.Run{Job: kind, Manual: true})
+	if err != nil {
+		return "", err
+	}
+	text := br.Text
+	if br.Narrative != "" {
+		text = br.Narrative + "\n\n" + br.Text
+	}
+	if !created {
+		return text, nil
+	}
+	n, err := b.st.NotificationByKey(ctx, proactive.BriefingKeyPrefix+kind+":"+br.Day)
+	if err != nil {
+		return text, nil // not queued (no notifier): the reply is the only copy
+	}
+	err = b.st.UpdateNotification(ctx, n.ID, store.NotificationUpdate{State: store.NotificationDelivered, Error: "answered /briefing in the chat"})
+	if errors.Is(err, store.ErrNotFound) {
+		return "", nil // the queue was quicker: the owner has it already
+	}
+	return text, err
 }
 
 // telegramPairing makes pairing codes for `omnibrain telegram pair`.
