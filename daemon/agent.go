@@ -54,6 +54,9 @@ func (a *App) openAgent(ctx context.Context, b *api.Backends) error {
 		Model: a.llm, Tools: tools, Proposer: a.approval.gate, Checkpoints: a.store,
 		Profile: profile, Log: a.log.With("component", "agent"), Now: a.store.Now, Location: loc,
 		TaskIterations: iterations,
+		// A run long enough to outgrow the context keeps what its dropped
+		// turns found, at the cost of one short reflection call.
+		Summarize: true,
 	})
 	if err != nil {
 		return fmt.Errorf("daemon: %w", err)
