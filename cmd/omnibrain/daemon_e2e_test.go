@@ -77,12 +77,16 @@ func TestDaemonStartsOnEmptyHomeServesStatusAndStopsOnSIGTERM(t *testing.T) {
 	}
 }
 
-func TestDaemonTCPListenerNeedsToken(t *testing.T) {
+// The running daemon's API refuses, over loopback TCP, a request without
+// the token or with a wrong one, and on both TCP and the Unix socket a
+// request with a foreign Host (DNS rebinding) or with an Origin header (a
+// browser page): each with the one JSON error shape.
+func TestDaemonAPIRefusesWhatALocalAPIMustNot(t *testing.T) {
 	home := t.TempDir()
 	addr := freeLoopbackAddr(t)
 	startDaemon(t, home, "OMNIBRAIN_API_LISTEN="+addr)
 
-	token, err := os.ReadFile(filepath.Join(home, api.TokenFileName))
+	b, err := os.ReadFile(filepath.Join(home, api.TokenFileName))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,12 +94,78 @@ func TestDaemonTCPListenerNeedsToken(t *testing.T) {
 	if fi.Mode().Perm() != 0o600 {
 		t.Fatalf("token file mode = %o, want 600", fi.Mode().Perm())
 	}
-	base := "http://" + addr
-	if _, err := api.NewTCPClient(base, "").Status(context.Background()); err == nil {
-		t.Fatal("TCP API answered without a token")
+	token := strings.TrimSpace(string(b))
+	if len(token) < 32 {
+		t.Fatalf("token %d characters long; want a long random one", len(token))
 	}
-	st, err := api.NewTCPClient(base, strings.TrimSpace(string(token))).Status(context.Background())
-	if err != nil || !st.Daemon {
+
+	tcp := &http.Client{}
+	socket := filepath.Join(home, api.SocketName)
+	unix := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		var d net.Dialer
+		return d.DialContext(ctx, "unix", socket)
+	}}}
+	defer unix.CloseIdleConnections()
+	tests := []struct {
+		name     string
+		client   *http.Client
+		url      string
+		host     string
+		origin   string
+		auth     string
+		wantCode int
+	}{
+		{"tcp without token", tcp, "http://" + addr, "", "", "", http.StatusUnauthorized},
+		{"tcp with wrong token", tcp, "http://" + addr, "", "", "Bearer " + token[:len(token)-1] + "x", http.StatusUnauthorized},
+		{"tcp token not as bearer", tcp, "http://" + addr, "", "", token, http.StatusUnauthorized},
+		{"tcp foreign host", tcp, "http://" + addr, "evil.example:80", "", "Bearer " + token, http.StatusForbidden},
+		{"tcp origin", tcp, "http://" + addr, "", "http://127.0.0.1:8000", "Bearer " + token, http.StatusForbidden},
+		{"tcp with token", tcp, "http://" + addr, "", "", "Bearer " + token, http.StatusOK},
+		{"socket foreign host", unix, "http://omnibrain", "attacker.test", "", "", http.StatusForbidden},
+		{"socket origin", unix, "http://omnibrain", "", "https://mail.example.com", "", http.StatusForbidden},
+		{"socket", unix, "http://omnibrain", "", "", "", http.StatusOK},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			req, err := http.NewRequest("GET", tc.url+"/api/v1/status", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.host != "" {
+				req.Host = tc.host
+			}
+			if tc.origin != "" {
+				req.Header.Set("Origin", tc.origin)
+			}
+			if tc.auth != "" {
+				req.Header.Set("Authorization", tc.auth)
+			}
+			resp, err := tc.client.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			if resp.StatusCode != tc.wantCode {
+				t.Fatalf("status %d, want %d", resp.StatusCode, tc.wantCode)
+			}
+			if tc.wantCode == http.StatusOK {
+				var st api.Status
+				if err := json.NewDecoder(resp.Body).Decode(&st); err != nil || !st.Daemon {
+					t.Fatalf("status body = %+v, %v", st, err)
+				}
+				return
+			}
+			var eb api.ErrorBody
+			if err := json.NewDecoder(resp.Body).Decode(&eb); err != nil || eb.Error.Code == "" || eb.Error.Message == "" {
+				t.Fatalf("error body = %+v, %v; want the JSON error shape", eb, err)
+			}
+		})
+	}
+	// The shared Go client works with the token, and not without.
+	if _, err := api.NewTCPClient("http://"+addr, "").Status(context.Background()); err == nil {
+		t.Fatal("TCP API answered the client without a token")
+	}
+	if st, err := api.NewTCPClient("http://"+addr, token).Status(context.Background()); err != nil || !st.Daemon {
 		t.Fatalf("TCP API with the token: %+v, %v", st, err)
 	}
 }
