@@ -22,7 +22,16 @@ import (
 	"go.uber.org/goleak"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { goleak.VerifyTestMain(cleanupAfter{m}) }
+
+// cleanupAfter removes what benchmarks share across runs (the big store)
+// before goleak looks for leftovers.
+type cleanupAfter struct{ m *testing.M }
+
+func (c cleanupAfter) Run() int {
+	defer closeBigStore()
+	return c.m.Run()
+}
 
 const ownerAddr = "owner@example.com"
 
