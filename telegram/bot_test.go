@@ -701,6 +701,24 @@ func TestNotificationsWaitWhileTelegramIsDownAndArriveOnce(t *testing.T) {
 		c, _ := h.health.Get(telegram.HealthName)
 		return c.State == health.Degraded
 	})
+	// The failed attempts are recorded with their reason, never with the
+	// token that is in every Bot API URL (go-telegram/bot masks it in
+	// transport errors; this guards that).
+	h.wait("a failed attempt recorded", func() bool {
+		ns, _ := h.st.Notifications(ctx, store.NotificationQueued, 50)
+		for _, n := range ns {
+			if n.LastError != "" {
+				return true
+			}
+		}
+		return false
+	})
+	ns, _ := h.st.Notifications(ctx, "", 50)
+	for _, n := range ns {
+		if strings.Contains(n.LastError, token) || strings.Contains(n.LastError, "TEST-token") {
+			t.Fatalf("the bot token is in a notification's error: %q", n.LastError)
+		}
+	}
 	h.tg.SetDown(false)
 	h.wait("all delivered", func() bool { return len(h.tg.SentTo(owner.ID)) >= 20 })
 	time.Sleep(100 * time.Millisecond)
