@@ -11,6 +11,7 @@ import (
 	"time"
 
 	fake "github.com/omnibrain/omnibrain/internal/fakes/github"
+	"github.com/omnibrain/omnibrain/internal/testutil"
 )
 
 // BenchmarkIdlePollCycle measures one pass when nothing changed: every
@@ -19,7 +20,8 @@ import (
 // ETag), and nothing is written to the store. "fake" includes the
 // in-process fake server's work (it renders each answer to compute the
 // ETag, as GitHub does); "client" replays the server's 304s from memory,
-// leaving only the collector's own cost.
+// leaving only the collector's own cost. cpu-µs/op is the process's CPU
+// per pass (with "fake", the fake server's included).
 func BenchmarkIdlePollCycle(b *testing.B) {
 	for _, size := range []struct {
 		name                  string
@@ -57,6 +59,7 @@ func BenchmarkIdlePollCycle(b *testing.B) {
 				ctx := context.Background()
 				b.ReportAllocs()
 				b.ResetTimer()
+				cpu := testutil.CPUTime()
 				for range b.N {
 					h.clk.Advance(2 * time.Minute)
 					res, err := h.col.Collect(ctx)
@@ -64,6 +67,7 @@ func BenchmarkIdlePollCycle(b *testing.B) {
 						b.Fatalf("idle pass: stored %d, %v", res.Stored, err)
 					}
 				}
+				b.ReportMetric(float64((testutil.CPUTime()-cpu).Microseconds())/float64(b.N), "cpu-µs/op")
 			})
 		}
 	}
