@@ -13,6 +13,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -24,11 +25,13 @@ import (
 	"github.com/omnibrain/omnibrain/config"
 	fakegh "github.com/omnibrain/omnibrain/internal/fakes/github"
 	fakegoogle "github.com/omnibrain/omnibrain/internal/fakes/google"
+	"github.com/omnibrain/omnibrain/internal/fakes/llm"
 	faketg "github.com/omnibrain/omnibrain/internal/fakes/telegram"
 	"github.com/omnibrain/omnibrain/internal/testutil"
 	"github.com/omnibrain/omnibrain/notify"
 	"github.com/omnibrain/omnibrain/proactive/schedule"
 	"github.com/omnibrain/omnibrain/proactive/triage"
+	"github.com/omnibrain/omnibrain/router"
 	"github.com/omnibrain/omnibrain/store"
 	"github.com/omnibrain/omnibrain/telegram"
 )
@@ -108,6 +111,53 @@ type week struct {
 	pending []enronMail // mail that has not "arrived" yet
 	polls   map[string][]time.Time
 	ghAdded bool
+
+	model *weekModel
+}
+
+// weekModel is a fake OpenAI server behind the real router: it settles
+// triage's uncertain middle and writes the briefings' narratives, and
+// counts both.
+type weekModel struct {
+	fake                   *llm.OpenAI
+	router                 *router.Router
+	mu                     sync.Mutex
+	triageCalls, narrative int
+}
+
+func newWeekModel(t *testing.T, st *store.Store, now func() time.Time) *weekModel {
+	t.Helper()
+	m := &weekModel{fake: llm.NewOpenAI(t)}
+	verdicts := []string{
+		`{"decision":"notify","priority":56,"reason":"a colleague's update"}`,
+		`{"decision":"ignore","priority":35,"reason":"nothing for the owner"}`,
+	}
+	m.fake.Respond(func(r llm.Request) llm.Turn {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		if strings.Contains(r.System, "You triage one email") {
+			m.triageCalls++
+			return llm.Turn{Text: verdicts[m.triageCalls%len(verdicts)]}
+		}
+		m.narrative++
+		return llm.Turn{Text: fmt.Sprintf("Narrative %d: a quiet day on the desk.", m.narrative)}
+	})
+	var err error
+	m.router, err = router.New(context.Background(), router.Options{
+		LLM:      config.LLM{Provider: "openai", BaseURL: m.fake.URL, Model: "gpt-test", APIKey: "sk-test", Timeout: 5 * time.Second},
+		Location: houston, Calls: st, Now: now, OllamaURL: "http://127.0.0.1:1/v1",
+		Sleep: func(ctx context.Context, d time.Duration) error { return ctx.Err() },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func (m *weekModel) counts() (triage, narrative int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.triageCalls, m.narrative
 }
 
 func (w *week) deliver() {
@@ -238,12 +288,14 @@ func TestSimulatedWeek(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// The proactive engine.
-	tr, err := triage.New(triage.Options{Store: w.st, OwnerName: owner.Name, Owner: owner.Emails, Location: houston, Proposer: w.gate, Notifier: queue, Now: now})
+	// The proactive engine, with a model for triage's uncertain middle and
+	// the briefings' narratives.
+	w.model = newWeekModel(t, w.st, now)
+	tr, err := triage.New(triage.Options{Store: w.st, OwnerName: owner.Name, Owner: owner.Emails, Location: houston, Model: w.model.router, Proposer: w.gate, Notifier: queue, Now: now})
 	if err != nil {
 		t.Fatal(err)
 	}
-	w.engine, err = New(Options{Store: w.st, Owner: owner, Location: houston, Schedule: config.Default("").Schedule, Gate: w.gate, Notifier: queue, Now: now})
+	w.engine, err = New(Options{Store: w.st, Owner: owner, Location: houston, Schedule: config.Default("").Schedule, Model: w.model.router, Gate: w.gate, Notifier: queue, Now: now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -301,6 +353,7 @@ func TestSimulatedWeek(t *testing.T) {
 	t.Run("follow-ups on real Enron threads", func(t *testing.T) { w.checkFollowups(t) })
 	t.Run("meeting preps ahead of time, once", func(t *testing.T) { w.checkPreps(t) })
 	t.Run("triage of the week's mail", func(t *testing.T) { w.checkTriage(t) })
+	t.Run("the model only for the uncertain middle", func(t *testing.T) { w.checkModel(t) })
 	t.Run("polls skipped while asleep, not replayed", func(t *testing.T) {
 		for _, at := range w.polls["gmail"] {
 			if (!at.Before(sleep1) && at.Before(wake1)) || (!at.Before(sleep2) && at.Before(wake2)) {
@@ -539,4 +592,57 @@ func (w *week) checkTriage(t *testing.T) {
 	if data.Week == nil || data.Week.Mail.Inbound == 0 || data.Week.Mail.Outbound == 0 {
 		t.Errorf("the weekly review has no mail statistics: %+v", data.Week)
 	}
+}
+
+// checkModel: the model was asked about the week's uncertain mail only
+// (personal or automated, heuristic score 42..58), each time once, and
+// wrote one narrative per briefing.
+func (w *week) checkModel(t *testing.T) {
+	ctx := context.Background()
+	items, err := w.st.TriagedItems(ctx, store.TriageFilter{Limit: 10000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	asked, tokens := 0, 0
+	for _, ti := range items {
+		tr := ti.Triage
+		var model *store.Factor
+		for i, f := range tr.Factors {
+			if f.Name == "model" {
+				model = &tr.Factors[i]
+			}
+		}
+		eligible := tr.Category == "personal" || tr.Category == "automated"
+		if model == nil {
+			if eligible && tr.Score >= 42 && tr.Score <= 58 && ti.Item.Kind == "email" {
+				t.Errorf("%q (%s, score %d) is in the middle band, but the model was not asked: %s", ti.Item.Title, tr.Category, tr.Score, tr.Reason)
+			}
+			continue
+		}
+		asked++
+		tokens += tr.Tokens
+		if before := tr.Score - model.Points; !eligible || before < 42 || before > 58 {
+			t.Errorf("%q (%s, heuristic score %d) is a clear case, but the model was asked: %s", ti.Item.Title, tr.Category, before, tr.Reason)
+		}
+		if tr.Tokens == 0 || tr.Level == "critical" {
+			t.Errorf("%q: the model's decision has %d tokens, level %s", ti.Item.Title, tr.Tokens, tr.Level)
+		}
+	}
+	triageCalls, narratives := w.model.counts()
+	if triageCalls != asked || asked == 0 {
+		t.Errorf("the model answered %d triage calls; %d decisions say it was asked (want the same, and some)", triageCalls, asked)
+	}
+	bs, err := w.st.Briefings(ctx, "", 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range bs {
+		if !strings.HasPrefix(b.Narrative, "Narrative ") {
+			t.Errorf("%s briefing of %s has no narrative: %q", b.Kind, b.Day, b.Narrative)
+		}
+	}
+	if narratives != len(bs) {
+		t.Errorf("%d narratives written for %d briefings", narratives, len(bs))
+	}
+	t.Logf("the model settled %d of %d triaged items, %d tokens: %.0f tokens per 1,000 mails; %d briefing narratives", asked, len(items), tokens, 1000*float64(tokens)/float64(max(len(items), 1)), narratives)
 }
