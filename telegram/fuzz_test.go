@@ -74,10 +74,15 @@ func FuzzHandleUpdate(f *testing.F) {
 		}
 		before := len(h.tg.Calls())
 		h.bot.HandleUpdate(ctx, &upd)
+		answered := false
 		for _, c := range h.tg.Calls()[before:] {
 			if id, ok := c.Params["chat_id"]; ok && id != fmt.Sprint(owner.ID) {
 				t.Fatalf("%s to chat %s for update %s", c.Method, id, raw)
 			}
+			answered = answered || c.Method == "answerCallbackQuery"
+		}
+		if upd.CallbackQuery != nil && !answered {
+			t.Fatalf("a button press was not answered: %s", raw)
 		}
 		cur, _ := h.gate.Get(ctx, p.ID)
 		if cur.State != approval.StatePending && cur.DecidedBy != fmt.Sprintf("telegram:%d", owner.ID) {

@@ -1,11 +1,13 @@
 package telegram_test
 
 import (
+	"context"
 	"sort"
 	"strings"
 	"testing"
 
 	faketg "github.com/omnibrain/omnibrain/internal/fakes/telegram"
+	"github.com/omnibrain/omnibrain/notify"
 )
 
 // TestEveryBotAPICallIsInTheSpec drives the bot through pairing-free
@@ -22,6 +24,9 @@ func TestEveryBotAPICallIsInTheSpec(t *testing.T) {
 	}
 	h.tg.SendText(owner, "/status")
 	h.tg.SendText(owner, "/search budget")
+	// An fyi notification goes out without a sound (disable_notification).
+	h.queue.Notify(context.Background(), notify.Message{Level: notify.FYI, Text: "by the way"})
+	h.wait("the fyi", func() bool { return h.sentCount("by the way") == 1 })
 	h.tg.Press(stranger, stranger.ID, 1, "junk")
 	h.wait("edit to snoozed", func() bool {
 		cur, _ := h.tg.Message(owner.ID, m.ID)
@@ -55,6 +60,15 @@ func TestEveryBotAPICallIsInTheSpec(t *testing.T) {
 			if req && !params[name] {
 				t.Errorf("the bot calls %s without the required %s", method, name)
 			}
+		}
+	}
+	// The scenario exercised the optional parameters the bot relies on.
+	for _, mp := range []string{"sendMessage.parse_mode", "sendMessage.reply_markup", "sendMessage.disable_notification",
+		"sendMessage.link_preview_options", "editMessageText.reply_markup", "answerCallbackQuery.text", "getUpdates.offset",
+		"getUpdates.allowed_updates", "setMyCommands.commands"} {
+		method, param, _ := strings.Cut(mp, ".")
+		if !used[method][param] {
+			t.Errorf("the scenario never sent %s", mp)
 		}
 	}
 	sort.Strings(methods)
