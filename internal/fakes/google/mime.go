@@ -20,6 +20,12 @@ type header struct{ Name, Value string }
 // splitMessage separates the header block (unfolded, in order) from the body.
 func splitMessage(raw []byte) ([]header, []byte) {
 	var headerBlock, body []byte
+	if rest, ok := bytes.CutPrefix(raw, []byte("\n")); ok { // a blank first line: no headers
+		return nil, rest
+	}
+	if rest, ok := bytes.CutPrefix(raw, []byte("\r\n")); ok {
+		return nil, rest
+	}
 	if i := bytes.Index(raw, []byte("\r\n\r\n")); i >= 0 && (bytes.Index(raw, []byte("\n\n")) < 0 || i < bytes.Index(raw, []byte("\n\n"))) {
 		headerBlock, body = raw[:i], raw[i+4:]
 	} else if i := bytes.Index(raw, []byte("\n\n")); i >= 0 {
@@ -34,7 +40,7 @@ func splitMessage(raw []byte) ([]header, []byte) {
 			continue
 		}
 		if (line[0] == ' ' || line[0] == '\t') && len(hs) > 0 {
-			hs[len(hs)-1].Value += " " + strings.TrimSpace(line)
+			hs[len(hs)-1].Value = strings.TrimSpace(hs[len(hs)-1].Value + " " + strings.TrimSpace(line))
 			continue
 		}
 		name, value, ok := strings.Cut(line, ":")
