@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"io/fs"
 	"net/http"
 	"os"
@@ -47,10 +48,10 @@ func (a *App) openGitHub(ctx context.Context) error {
 			err = errNoGitHubToken
 		}
 		if err != nil {
-			return CollectOutcome{}, githubError(err)
+			return CollectOutcome{}, githubError(err, s)
 		}
 		r, err := col.Collect(ctx)
-		return CollectOutcome{Seen: r.Seen, Stored: r.Stored, Skipped: r.Skipped}, githubError(err)
+		return CollectOutcome{Seen: r.Seen, Stored: r.Stored, Skipped: r.Skipped}, githubError(err, s)
 	}})
 	if err != nil {
 		return err
@@ -64,9 +65,9 @@ func (a *App) openGitHub(ctx context.Context) error {
 }
 
 // githubError adapts collector errors to the scheduler: no token is "not
-// configured", a rejected token needs the owner (told once), and a
-// RetryLaterError keeps its RetryAfter through the wrapping.
-func githubError(err error) error {
+// configured", a rejected token needs the owner (told once per token), and
+// a RetryLaterError keeps its RetryAfter through the wrapping.
+func githubError(err error, tok config.Secret) error {
 	if err == nil {
 		return nil
 	}
@@ -75,20 +76,25 @@ func githubError(err error) error {
 	}
 	var er *gh.ErrorResponse
 	if errors.As(err, &er) && er.Response != nil && er.Response.StatusCode == http.StatusUnauthorized {
-		return &githubAuthError{err: err}
+		h := fnv.New64a()
+		h.Write([]byte(tok.Reveal()))
+		return &githubAuthError{err: err, key: fmt.Sprintf("github-token:%016x", h.Sum64())}
 	}
 	return err
 }
 
 // githubAuthError is a token GitHub rejects: revoked, expired or mistyped.
-type githubAuthError struct{ err error }
+type githubAuthError struct {
+	err error
+	key string // names the rejected token without revealing it
+}
 
 func (e *githubAuthError) Error() string { return "GitHub rejected the token: " + e.err.Error() }
 func (e *githubAuthError) Unwrap() error { return e.err }
 func (e *githubAuthError) OwnerAction() string {
 	return "run: omnibrain auth github (the token was revoked, has expired, or lacks access)"
 }
-func (e *githubAuthError) NotifyKey() string { return "github-token" }
+func (e *githubAuthError) NotifyKey() string { return e.key }
 
 // githubToken authenticates every GitHub request. A token from the
 // environment or config.yaml is used as is; a token file (the default

@@ -108,6 +108,41 @@ func TestGitHubRejectedTokenNeedsTheOwner(t *testing.T) {
 	}
 }
 
+func TestGitHubRejectedTokenToldOncePerToken(t *testing.T) {
+	e := newGitHubEnv(t, nil, "ghp_revoked")
+	notes := func() []string {
+		t.Helper()
+		ns, err := e.app.Store().Notifications(context.Background(), "", 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, n := range ns {
+			if strings.Contains(n.Text, "omnibrain auth github") {
+				out = append(out, n.Text)
+			}
+		}
+		return out
+	}
+	for range 3 {
+		if state, _, _, _ := e.collect(t); state != "failed" {
+			t.Fatalf("state %q, want failed", state)
+		}
+	}
+	if n := notes(); len(n) != 1 || strings.Contains(n[0], "ghp_revoked") {
+		t.Fatalf("notifications = %q, want one naming the fix and not the token", n)
+	}
+	// The owner saves another token, which GitHub rejects too: told again.
+	if err := config.WriteSecretFile(e.home+"/"+config.GitHubTokenFile, []byte("ghp_also_wrong\n")); err != nil {
+		t.Fatal(err)
+	}
+	e.collect(t)
+	e.collect(t)
+	if n := notes(); len(n) != 2 {
+		t.Errorf("%d notifications after a second rejected token, want 2", len(n))
+	}
+}
+
 func TestGitHubEnvironmentTokenWinsOverFile(t *testing.T) {
 	e := newGitHubEnv(t, map[string]string{"OMNIBRAIN_GITHUB_TOKEN": "ghp_right"}, "ghp_stale")
 	if state, _, errText, _ := e.collect(t); state != string(health.OK) {
