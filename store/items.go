@@ -104,6 +104,10 @@ func (t *Tx) UpsertItem(it *Item, opts UpsertOptions) (UpsertResult, error) {
 		if id, err = r.LastInsertId(); err != nil {
 			return UpsertResult{}, err
 		}
+		// Not a trigger: see migration 0010.
+		if _, err := t.exec(`INSERT INTO items_fts (rowid, title, body, people) VALUES (?, ?, ?, ?)`, id, it.Title, it.Body, string(people)); err != nil {
+			return UpsertResult{}, fmt.Errorf("index item %s/%s: %w", it.Source, it.ExternalID, err)
+		}
 		res = UpsertResult{ID: id, Created: true}
 	case err != nil:
 		return UpsertResult{}, fmt.Errorf("look up item %s/%s: %w", it.Source, it.ExternalID, err)

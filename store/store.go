@@ -222,14 +222,49 @@ type Tx struct {
 	tx  *sql.Tx
 	ctx context.Context
 	now time.Time
+	// stmts are the statements prepared in this transaction: a batch
+	// repeats the same few, and preparing an INSERT on items also
+	// compiles its FTS and vector-queue triggers, so an import spent most
+	// of its time preparing. database/sql closes them with the transaction.
+	stmts map[string]*sql.Stmt
+}
+
+// maxTxStmts bounds the statements a transaction keeps prepared (queries
+// with a variable number of placeholders differ by length).
+const maxTxStmts = 64
+
+func (t *Tx) stmt(query string) (*sql.Stmt, error) {
+	if st, ok := t.stmts[query]; ok {
+		return st, nil
+	}
+	st, err := t.tx.PrepareContext(t.ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	if t.stmts == nil {
+		t.stmts = map[string]*sql.Stmt{}
+	}
+	if len(t.stmts) < maxTxStmts {
+		t.stmts[query] = st
+	}
+	return st, nil
 }
 
 func (t *Tx) exec(query string, args ...any) (sql.Result, error) {
-	return t.tx.ExecContext(t.ctx, query, args...)
+	st, err := t.stmt(query)
+	if err != nil {
+		return nil, err
+	}
+	return st.ExecContext(t.ctx, args...)
 }
 
 func (t *Tx) queryRow(query string, args ...any) *sql.Row {
-	return t.tx.QueryRowContext(t.ctx, query, args...)
+	st, err := t.stmt(query)
+	if err != nil {
+		// Let the error surface from Scan, as QueryRow does.
+		return t.tx.QueryRowContext(t.ctx, query, args...)
+	}
+	return st.QueryRowContext(t.ctx, args...)
 }
 
 // ms converts a time to the schema's unix milliseconds; the zero time is 0.
