@@ -87,8 +87,10 @@ func TestDaemonKilledBeforeGmailCursorLosesNothing(t *testing.T) {
 	before := fake.CountRequests("GET", gets) // the reference's
 	d := startDaemon(t, home, env...)
 	client := api.NewUnixClient(filepath.Join(home, api.SocketName))
+	collecting := make(chan struct{})
 	go func() {
 		// Answered by nobody: the daemon dies during this pass.
+		defer close(collecting)
 		cctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 		defer cancel()
 		client.Collect(cctx, "gmail")
@@ -107,6 +109,7 @@ func TestDaemonKilledBeforeGmailCursorLosesNothing(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	d.stop(t, syscall.SIGKILL)
+	<-collecting
 	fake.ClearFaults()
 
 	st, err := store.Open(ctx, filepath.Join(home, store.FileName), store.Options{})
