@@ -55,6 +55,15 @@ func Canonical(kind Kind, payload any) ([]byte, error) {
 			return nil, err
 		}
 		return json.Marshal(p)
+	case KindAutomation:
+		var p AutomationPayload
+		if err := decodeInto(payload, &p); err != nil {
+			return nil, err
+		}
+		if err := p.check(); err != nil {
+			return nil, err
+		}
+		return json.Marshal(p)
 	default:
 		return nil, fmt.Errorf("unknown proposal kind %q", kind)
 	}
@@ -215,6 +224,26 @@ func (p *PluginActionPayload) check() error {
 	return nil
 }
 
+func (p *AutomationPayload) check() error {
+	if p.Rule != RuleRankSender {
+		return fmt.Errorf("payload: unknown automation rule %q (want %s)", p.Rule, RuleRankSender)
+	}
+	p.Sender = strings.ToLower(strings.TrimSpace(p.Sender))
+	if p.Sender == "" {
+		return errors.New("payload: the rule needs a sender")
+	}
+	if err := checkAddresses("sender", []string{p.Sender}); err != nil {
+		return err
+	}
+	if p.Weight == 0 || p.Weight < -30 || p.Weight > 30 {
+		return fmt.Errorf("payload: weight %d is not in -30..30 or is 0", p.Weight)
+	}
+	if strings.TrimSpace(p.Detail) == "" {
+		return errors.New("payload: the rule needs a detail saying what it does")
+	}
+	return noBreak("detail", p.Detail)
+}
+
 // defaultTitle names a proposal from its payload when the proposer gave no title.
 func defaultTitle(kind Kind, canonical []byte) string {
 	switch kind {
@@ -239,6 +268,10 @@ func defaultTitle(kind Kind, canonical []byte) string {
 		var p PluginActionPayload
 		json.Unmarshal(canonical, &p)
 		return fmt.Sprintf("Run %s/%s", p.Plugin, p.Tool)
+	case KindAutomation:
+		var p AutomationPayload
+		json.Unmarshal(canonical, &p)
+		return fmt.Sprintf("Rule: %s %s %+d", p.Rule, p.Sender, p.Weight)
 	}
 	return string(kind)
 }

@@ -24,6 +24,7 @@ const (
 	KindCalendarRespond Kind = "calendar_respond" // CalendarPayload with EventID and Response
 	KindGitHubComment   Kind = "github_comment"   // GitHubCommentPayload
 	KindPluginAction    Kind = "plugin_action"    // PluginActionPayload
+	KindAutomation      Kind = "automation"       // AutomationPayload: a standing rule omnibrain follows from then on
 )
 
 // State is where a proposal is in its life.
@@ -123,6 +124,23 @@ type PluginActionPayload struct {
 	Plugin    string          `json:"plugin"`
 	Tool      string          `json:"tool"`
 	Arguments json.RawMessage `json:"arguments"`
+}
+
+// Automation rules.
+const (
+	// RuleRankSender adds Weight to the triage score of Sender's mail:
+	// negative mutes (their mail is no longer pushed), positive promotes.
+	RuleRankSender = "rank_sender"
+)
+
+// AutomationPayload is a standing rule that changes what omnibrain does on
+// its own from then on (the proactive engine proposes them from patterns
+// it found). Nothing leaves the machine, but it is the owner's call.
+type AutomationPayload struct {
+	Rule   string `json:"rule"`
+	Sender string `json:"sender"`
+	Weight int    `json:"weight"` // -30..30, not 0
+	Detail string `json:"detail"` // what the rule does, in words
 }
 
 // Executor performs approved proposals of some kinds. Only the gate calls

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/omnibrain/omnibrain/api"
+	"github.com/omnibrain/omnibrain/approval"
 	"github.com/omnibrain/omnibrain/config"
 	"github.com/omnibrain/omnibrain/health"
 	"github.com/omnibrain/omnibrain/proactive"
@@ -47,6 +48,11 @@ func TestProactiveWired(t *testing.T) {
 	}
 	if !names[triage.HealthName] || !names[schedule.HealthName] {
 		t.Fatalf("components %v lack proactive and scheduler", names)
+	}
+	if ex, ok := app.approval.executors.Executor(approval.KindAutomation); !ok {
+		t.Error("no executor for the standing rules the patterns propose")
+	} else if _, ok := ex.(proactive.AutomationExecutor); !ok {
+		t.Errorf("standing rules are executed by %T", ex)
 	}
 	if !app.proactive.sched.Next(proactive.JobMorning).IsZero() {
 		t.Error("the scheduler planned before it runs")

@@ -48,6 +48,7 @@ type PatternResult struct {
 	Confirmed int // observations confirmed (new or again)
 	New       int // of which new
 	Learned   int // preferences learned
+	Proposed  int // standing rules proposed for the owner's approval
 }
 
 // Patterns looks for regularities with evidence in the last 60 days of
@@ -56,7 +57,10 @@ type PatternResult struct {
 // replies the owner keeps rejecting. Confirmed patterns become
 // observations with a confidence and the ids of their evidence; the last
 // three also teach triage a preference (a score adjustment it shows in
-// its factors). A new observation is told once, as FYI.
+// its factors). A new observation is told once, as FYI, and the first two
+// of those three propose a standing rule (mute or promote the sender)
+// that, like everything omnibrain would do on its own, waits for the
+// owner's approval.
 func (e *Engine) Patterns(ctx context.Context) (*PatternResult, error) {
 	res, err := e.patterns(ctx)
 	if err != nil {
@@ -104,6 +108,17 @@ func (e *Engine) patterns(ctx context.Context) (*PatternResult, error) {
 		text := "Pattern: " + ob.Summary
 		if ob.Suggestion != "" {
 			text += " — " + ob.Suggestion
+		}
+		// A new pattern may suggest a standing rule: proposed once, when
+		// it is first confirmed, and in force only once approved.
+		if d, ok := automationFor(ob); ok && e.o.Gate != nil {
+			p, err := e.o.Gate.Propose(ctx, d)
+			if err != nil {
+				e.o.Log.Error("could not propose a standing rule", "pattern", ob.Kind, "key", ob.Key, "err", err)
+			} else {
+				res.Proposed++
+				text += fmt.Sprintf("; proposed: %s (%s), for your approval", p.Title, p.ID)
+			}
 		}
 		if err := e.notify(ctx, notify.Message{Level: notify.FYI, Key: "pattern:" + ob.Kind + ":" + ob.Key, Text: text}); err != nil {
 			return nil, err
@@ -349,7 +364,7 @@ func (e *Engine) alwaysArchives(acts []store.MailActivity) ([]*store.Observation
 		share := float64(g.archived) / float64(g.labelled)
 		obs = append(obs, &store.Observation{Kind: PatternAlwaysArchives, Key: s, Confidence: round2(share), Evidence: lastIDs(g.ids),
 			Summary:    fmt.Sprintf("you archive mail from %s without answering (%d of %d)", s, g.archived, g.labelled),
-			Suggestion: "their mail is ranked lower and no longer pushed"})
+			Suggestion: "their mail is ranked lower"})
 		prefs = append(prefs, store.Preference{Key: "sender:" + s, Weight: -15, Source: store.PreferenceLearned, Evidence: g.labelled,
 			Detail: fmt.Sprintf("you archived %d of %d unanswered", g.archived, g.labelled)})
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/omnibrain/omnibrain/approval"
 	"github.com/omnibrain/omnibrain/collectors/mailparse"
+	"github.com/omnibrain/omnibrain/executor"
 	"github.com/omnibrain/omnibrain/store"
 )
 
@@ -129,6 +130,103 @@ func TestPatternsWithEvidence(t *testing.T) {
 	}
 	if !slices.ContainsFunc(tr.Factors, func(f store.Factor) bool { return f.Name == "preference" && f.Points == 10 }) {
 		t.Errorf("triage ignored the learned preference: %+v", tr.Factors)
+	}
+
+	checkStandingRules(t, w, res, res2)
+}
+
+// checkStandingRules: the patterns proposed two standing rules (mute the
+// shop, promote Alice), once; nothing changed until the owner decided;
+// the approved one is carried out by the gate's outbox as the owner's own
+// preference, which triage applies and learning cannot override; the
+// rejected one leaves nothing behind.
+func checkStandingRules(t *testing.T, w *world, first, second *PatternResult) {
+	t.Helper()
+	ctx := context.Background()
+	if first.Proposed != 2 || second.Proposed != 0 {
+		t.Fatalf("proposed %d rules, then %d; want 2, then none again", first.Proposed, second.Proposed)
+	}
+	rules, err := w.gate.List(ctx, approval.ListOptions{States: []approval.State{approval.StatePending}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	byTitle := map[string]*approval.Proposal{}
+	for _, p := range rules {
+		if p.Kind == approval.KindAutomation {
+			byTitle[p.Title] = p
+		}
+	}
+	mute, promote := byTitle["Mute mail from deals@shop.example.com"], byTitle["Always tell me about mail from alice@example.com"]
+	if len(byTitle) != 2 || mute == nil || promote == nil {
+		t.Fatalf("pending rules %v", keysOf(byTitle))
+	}
+	if !strings.Contains(mute.Reason, "you archive mail from deals@shop.example.com") || !strings.Contains(string(mute.Payload), `"weight":-30`) {
+		t.Errorf("the mute rule does not say why or what: %s %s", mute.Reason, mute.Payload)
+	}
+	told := false
+	for _, n := range w.notifications(t) {
+		told = told || (n.Key == "pattern:always_archives:deals@shop.example.com" && strings.Contains(n.Text, mute.ID))
+	}
+	if !told {
+		t.Error("the pattern's notification does not name the rule proposed for approval")
+	}
+	shop := func() store.Preference {
+		prefs, err := w.st.PreferencesFor(ctx, "sender:deals@shop.example.com")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return prefs["sender:deals@shop.example.com"]
+	}
+	if p := shop(); p.Source != store.PreferenceLearned || p.Weight != -15 {
+		t.Errorf("before any approval the shop's preference is %+v, want only the learned -15", p)
+	}
+
+	reg := executor.NewRegistry()
+	if err := reg.Register(AutomationExecutor{Store: w.st}, approval.KindAutomation); err != nil {
+		t.Fatal(err)
+	}
+	gate, err := approval.NewGate(approval.GateOptions{Store: w.st, Executors: reg, Now: w.clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := gate.Reject(ctx, promote.ID, approval.APIOwner()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := gate.Approve(ctx, mute.ID, mute.PayloadHash, approval.APIOwner()); err != nil {
+		t.Fatal(err)
+	}
+	if err := gate.ExecuteApproved(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if p, _ := gate.Get(ctx, mute.ID); p.State != approval.StateExecuted {
+		t.Fatalf("the approved rule is %s (%s), want executed", p.State, p.Error)
+	}
+	if p := shop(); p.Source != store.PreferenceOwner || p.Weight != -30 || !strings.Contains(p.Detail, mute.ID) {
+		t.Errorf("after approval the shop's preference is %+v, want the owner's -30", p)
+	}
+	if _, found, err := (AutomationExecutor{Store: w.st}).Find(ctx, mute, ""); err != nil || !found {
+		t.Errorf("the executor does not find the rule it carried out: %v %v", found, err)
+	}
+	prefs, _ := w.st.PreferencesFor(ctx, "sender:alice@example.com")
+	if p := prefs["sender:alice@example.com"]; p.Source != store.PreferenceLearned || p.Weight != 10 {
+		t.Errorf("the rejected rule changed Alice's preference: %+v", p)
+	}
+	// Learning again does not override the owner's rule.
+	if _, err := w.engine.Patterns(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if p := shop(); p.Source != store.PreferenceOwner || p.Weight != -30 {
+		t.Errorf("a later pattern pass replaced the owner's rule: %+v", p)
+	}
+	// The shop's next mail: muted, and triage says why.
+	it := w.mail(t, "promo9@shop.example.com", "Shop <deals@shop.example.com>", ownerAddr, "Flash sale: reply to claim", w.clock.Now(), "Can you confirm your order today?")
+	w.pass(t)
+	tr, err := w.st.TriageOf(ctx, it.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tr.Level != "silent" || !slices.ContainsFunc(tr.Factors, func(f store.Factor) bool { return f.Name == "preference" && f.Points == -30 }) {
+		t.Errorf("the muted sender's mail is %s: %+v", tr.Level, tr.Factors)
 	}
 }
 

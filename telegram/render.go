@@ -34,6 +34,7 @@ var kindLabel = map[approval.Kind]string{
 	approval.KindCalendarRespond: "📅 Answer invitation",
 	approval.KindGitHubComment:   "💬 GitHub comment",
 	approval.KindPluginAction:    "🔌 Plugin action",
+	approval.KindAutomation:      "⚙️ Standing rule",
 }
 
 // renderProposal shows the whole payload — every recipient, the subject
@@ -94,6 +95,15 @@ func renderProposal(p *approval.Proposal, loc *time.Location) string {
 		field("On", fmt.Sprintf("%s/%s#%d", g.Owner, g.Repo, g.Number))
 		b.WriteString("\n")
 		b.WriteString(esc(g.Body))
+		b.WriteString("\n")
+	case approval.KindAutomation:
+		var a approval.AutomationPayload
+		json.Unmarshal(p.Payload, &a)
+		field("Rule", a.Rule)
+		field("Sender", a.Sender)
+		field("Score change", fmt.Sprintf("%+d", a.Weight))
+		b.WriteString("\n")
+		b.WriteString(esc(a.Detail))
 		b.WriteString("\n")
 	default:
 		var pa approval.PluginActionPayload
