@@ -127,10 +127,12 @@ type PatternLine struct {
 	Evidence   int     `json:"evidence"`
 }
 
-// FYILine is a notification held for the briefing.
+// FYILine is a notification held for the briefing: an FYI, or something
+// important the daily notification budget held back.
 type FYILine struct {
-	Text string    `json:"text"`
-	Time time.Time `json:"time"`
+	Text  string    `json:"text"`
+	Time  time.Time `json:"time"`
+	Level string    `json:"level"`
 }
 
 // WeekStats is the weekly review's numbers, with last week's for trends.
@@ -475,19 +477,21 @@ func (e *Engine) patternLines(ctx context.Context, newSince time.Time, n int) ([
 	return out, nil
 }
 
-// fyi gathers the notifications held for the briefing since the last one.
+// fyi gathers the notifications held for the briefing since the last
+// one: FYIs, and important ones the daily budget held back (silent ones
+// are only recorded).
 func (e *Engine) fyi(ctx context.Context, d *BriefingData) error {
 	v, err := e.o.Store.Meta(ctx, metaFYIThrough)
 	if err != nil {
 		return err
 	}
 	after, _ := strconv.ParseInt(v, 10, 64)
-	held, err := e.o.Store.HeldSince(ctx, string(notify.FYI), after, 100)
+	held, err := e.o.Store.HeldSince(ctx, []string{string(notify.FYI), string(notify.Important), string(notify.Critical)}, after, 100)
 	if err != nil {
 		return err
 	}
 	for _, n := range held {
-		d.FYI = append(d.FYI, FYILine{Text: firstLines(n.Text, 1), Time: n.Created})
+		d.FYI = append(d.FYI, FYILine{Text: firstLines(n.Text, 1), Time: n.Created, Level: n.Level})
 		d.FYIThrough = n.ID
 	}
 	return nil
@@ -747,7 +751,11 @@ func Render(d *BriefingData, loc *time.Location) string {
 	if len(d.FYI) > 0 {
 		section("For your information", len(d.FYI))
 		for _, f := range d.FYI {
-			fmt.Fprintf(&b, " - %s\n", f.Text)
+			mark := "-"
+			if f.Level == string(notify.Important) || f.Level == string(notify.Critical) {
+				mark = "*" // held back by the daily notification budget
+			}
+			fmt.Fprintf(&b, " %s %s\n", mark, f.Text)
 		}
 	}
 	return strings.TrimRight(b.String(), "\n")

@@ -2,7 +2,10 @@ package proactive
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -12,6 +15,7 @@ import (
 	"github.com/omnibrain/omnibrain/config"
 	faketg "github.com/omnibrain/omnibrain/internal/fakes/telegram"
 	"github.com/omnibrain/omnibrain/notify"
+	"github.com/omnibrain/omnibrain/proactive/schedule"
 	"github.com/omnibrain/omnibrain/store"
 	"github.com/omnibrain/omnibrain/telegram"
 )
@@ -203,6 +207,26 @@ func TestPolicyThroughTheRealDelivery(t *testing.T) {
 	}
 	if held != 2 {
 		t.Errorf("%d of the 4 deferred held for the briefing, want 2 (budget 2)", held)
+	}
+	// What was held, the FYI and the two the budget held back, is in the
+	// morning briefing; what is silent is not.
+	e, err := New(Options{Store: d.st, Location: houston, Now: d.clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _, err := e.Briefing(context.Background(), KindMorning, schedule.Run{Scheduled: d.clock.Now()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var bd BriefingData
+	json.Unmarshal(b.Data, &bd)
+	var fyi []string
+	for _, f := range bd.FYI {
+		fyi = append(fyi, f.Level+":"+f.Text)
+	}
+	slices.Sort(fyi)
+	if fmt.Sprint(fyi) != "[critical:claims critical critical:list alert fyi:fyi]" || !strings.Contains(b.Text, " * list alert") {
+		t.Errorf("the morning briefing gathered %v, want the FYI and the 2 held back by the budget:\n%s", fyi, b.Text)
 	}
 	// The budget counts per local day: tomorrow there is room again.
 	d.clock.Set(time.Date(2001, 10, 27, 9, 0, 0, 0, houston))

@@ -34,14 +34,23 @@ func (s *Store) PushedSince(ctx context.Context, since time.Time, levels []strin
 	return n, nil
 }
 
-// HeldSince returns held notifications of a level with an id above
-// afterID, oldest first: the FYIs a briefing gathers.
-func (s *Store) HeldSince(ctx context.Context, level string, afterID int64, limit int) ([]*Notification, error) {
+// HeldSince returns held notifications of the levels with an id above
+// afterID, oldest first: what a briefing gathers (the FYIs, and what the
+// daily budget held back).
+func (s *Store) HeldSince(ctx context.Context, levels []string, afterID int64, limit int) ([]*Notification, error) {
 	if limit <= 0 {
 		limit = 100
 	}
+	if len(levels) == 0 {
+		return nil, nil
+	}
+	args := []any{NotificationHeld}
+	for _, l := range levels {
+		args = append(args, l)
+	}
+	args = append(args, afterID, limit)
 	return s.queryNotifications(ctx, `SELECT `+notificationColumns+` FROM notifications
-		WHERE state = ? AND level = ? AND id > ? ORDER BY id LIMIT ?`, NotificationHeld, level, afterID, limit)
+		WHERE state = ? AND level IN (`+placeholders(len(levels))+`) AND id > ? ORDER BY id LIMIT ?`, args...)
 }
 
 // likePrefix escapes a LIKE pattern for "starts with p".

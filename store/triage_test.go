@@ -283,8 +283,11 @@ func TestPushedSinceAndHeld(t *testing.T) {
 	if n, _ := s.PushedSince(ctx, now.Add(time.Hour), []string{"important"}); n != 0 {
 		t.Errorf("pushed since later = %d", n)
 	}
-	held, err := s.HeldSince(ctx, "fyi", f1, 10)
+	held, err := s.HeldSince(ctx, []string{"fyi"}, f1, 10)
 	if err != nil || len(held) != 1 || held[0].Key != "f2" {
 		t.Errorf("held since f1: %v %v", held, err)
+	}
+	if held, _ := s.HeldSince(ctx, []string{"important"}, 0, 10); len(held) != 0 {
+		t.Errorf("held important ones: %v, want none", held)
 	}
 }
