@@ -81,6 +81,8 @@ type GateOptions struct {
 	// OutboxInterval is how often the outbox looks for approved
 	// proposals besides being woken by approvals (default 30s).
 	OutboxInterval time.Duration
+	// ExecuteTimeout bounds one execution or lookup (default 2 minutes).
+	ExecuteTimeout time.Duration
 }
 
 // Gate holds proposals and decides their fate. It is safe for concurrent use.
@@ -93,6 +95,7 @@ type Gate struct {
 	log      *slog.Logger
 	now      func() time.Time
 	interval time.Duration
+	timeout  time.Duration
 
 	kick chan struct{}
 
@@ -120,10 +123,13 @@ func NewGate(opts GateOptions) (*Gate, error) {
 	if opts.OutboxInterval <= 0 {
 		opts.OutboxInterval = 30 * time.Second
 	}
+	if opts.ExecuteTimeout <= 0 {
+		opts.ExecuteTimeout = 2 * time.Minute
+	}
 	return &Gate{
 		st: opts.Store, execs: opts.Executors, notifier: opts.Notifier,
 		expiry: opts.Expiry, snooze: opts.Snooze, log: opts.Log, now: opts.Now,
-		interval: opts.OutboxInterval, kick: make(chan struct{}, 1),
+		interval: opts.OutboxInterval, timeout: opts.ExecuteTimeout, kick: make(chan struct{}, 1),
 	}, nil
 }
 

@@ -10,10 +10,6 @@ import (
 	"github.com/omnibrain/omnibrain/store"
 )
 
-// executeTimeout bounds one execution; a hung remote side becomes a
-// failure the owner hears about, not a stuck outbox.
-const executeTimeout = 2 * time.Minute
-
 // Kick wakes the outbox (after an approval).
 func (g *Gate) Kick() {
 	select {
@@ -22,23 +18,26 @@ func (g *Gate) Kick() {
 	}
 }
 
-// RunOutbox executes approved proposals until ctx is done. It first
-// resolves proposals left in executing by a crash: the executor's Find
-// looks for the earlier attempt on the remote side before anything is
-// retried. Each pass also sweeps expiry and snoozes and supersedes
-// proposals whose thread the owner answered.
+// RunOutbox executes approved proposals until ctx is done. Each pass
+// first resolves proposals left in executing — by a crash, or by an
+// attempt whose outcome could not be known: the executor's Find looks for
+// the earlier attempt on the remote side before anything is retried. Each
+// pass also sweeps expiry and snoozes and supersedes proposals whose
+// thread the owner answered.
 func (g *Gate) RunOutbox(ctx context.Context) error {
-	unresolved, err := g.executingIDs(ctx)
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil // stopped before it began: cancellation is no failure
-		}
-		return err
-	}
 	t := time.NewTicker(g.interval)
 	defer t.Stop()
 	for {
-		unresolved = g.recover(ctx, unresolved)
+		// Nothing of this gate is executing between passes: whatever is in
+		// executing now is unresolved.
+		if ids, err := g.executingIDs(ctx); err != nil {
+			if ctx.Err() != nil {
+				return nil // stopped: cancellation is no failure
+			}
+			g.log.Error("outbox: could not list interrupted executions", "err", err)
+		} else {
+			g.recover(ctx, ids)
+		}
 		if err := g.ExecuteApproved(ctx); err != nil && ctx.Err() == nil {
 			g.log.Error("outbox pass failed", "err", err)
 		}
@@ -69,13 +68,13 @@ func (g *Gate) executingIDs(ctx context.Context) ([]string, error) {
 	return ids, nil
 }
 
-// recover resolves proposals found in executing at start; it returns the
-// ones it could not resolve yet (the remote side could not be asked).
-func (g *Gate) recover(ctx context.Context, ids []string) []string {
-	var left []string
+// recover resolves proposals found in executing: asked on the remote
+// side, an attempt that landed is recorded as executed, one that did not
+// is run again, and one that cannot be checked yet waits for the next pass.
+func (g *Gate) recover(ctx context.Context, ids []string) {
 	for _, id := range ids {
 		if ctx.Err() != nil {
-			return append(left, id)
+			return
 		}
 		p, err := g.Get(ctx, id)
 		if err != nil || p.State != StateExecuting {
@@ -83,24 +82,23 @@ func (g *Gate) recover(ctx context.Context, ids []string) []string {
 		}
 		ex, ok := g.executor(p.Kind)
 		if !ok {
-			left = append(left, id) // wait for the executor to be configured
-			continue
+			continue // wait for the executor to be configured
 		}
-		fctx, cancel := context.WithTimeout(ctx, executeTimeout)
+		fctx, cancel := context.WithTimeout(ctx, g.timeout)
 		remoteID, found, err := ex.Find(fctx, p, p.IdempotencyKey)
 		cancel()
 		switch {
 		case err != nil:
-			g.log.Warn("could not check an interrupted execution; will ask again", "proposal", id, "err", err)
-			left = append(left, id)
+			if ctx.Err() == nil {
+				g.log.Warn("could not check an interrupted execution; will ask again", "proposal", id, "err", err)
+			}
 		case found:
-			g.finish(ctx, p, remoteID, nil, "found on the remote side after a restart")
+			g.finish(ctx, p, remoteID, nil, "found on the remote side after an interrupted attempt")
 		default:
 			g.log.Info("interrupted execution did not reach the remote side; executing it now", "proposal", id)
-			g.run(ctx, p, ex, "retry after a restart: no earlier attempt found")
+			g.run(ctx, p, ex, "retry after an interrupted attempt: no earlier attempt found")
 		}
 	}
-	return left
 }
 
 // ExecuteApproved executes every approved proposal once, oldest first.
@@ -170,17 +168,24 @@ func (g *Gate) claimAndFail(ctx context.Context, p *Proposal, reason string) {
 
 // run performs one attempt of an executing proposal. An error fails it
 // for good and tells the owner: a send that may have half-happened is
-// never blindly retried. Only a shutdown leaves it executing, for Find to
-// resolve on the next start.
+// never blindly retried. An attempt whose outcome is not known (shutdown,
+// timeout, a lost answer that could not be looked up) stays executing
+// for Find to resolve on a later pass.
 func (g *Gate) run(ctx context.Context, p *Proposal, ex Executor, note string) {
 	if note != "" {
 		g.auditOnly(ctx, store.AuditEntry{Actor: actorSystem, Action: "executing", ProposalID: p.ID, PayloadHash: p.PayloadHash, Detail: note})
 	}
-	ectx, cancel := context.WithTimeout(ctx, executeTimeout)
+	ectx, cancel := context.WithTimeout(ctx, g.timeout)
 	remoteID, err := ex.Execute(ectx, p, p.IdempotencyKey)
+	timedOut := err != nil && ectx.Err() != nil
 	cancel()
-	if err != nil && ctx.Err() != nil {
+	switch {
+	case err != nil && ctx.Err() != nil:
 		g.log.Warn("execution interrupted by shutdown; it will be checked on the next start", "proposal", p.ID, "err", err)
+		return
+	case timedOut || errors.Is(err, ErrOutcomeUnknown):
+		g.log.Warn("execution outcome unknown; it will be looked up before anything is retried", "proposal", p.ID, "err", err)
+		g.auditOnly(ctx, store.AuditEntry{Actor: actorSystem, Action: "outcome-unknown", ProposalID: p.ID, PayloadHash: p.PayloadHash, Detail: err.Error()})
 		return
 	}
 	// Record the outcome even if shutdown began meanwhile: an unrecorded

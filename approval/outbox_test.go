@@ -3,6 +3,7 @@ package approval_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -27,9 +28,11 @@ type remote struct {
 	mu      sync.Mutex
 	sent    map[string]string // key -> payload
 	calls   int
+	finds   int
 	fail    error
 	findErr error
 	block   chan struct{} // if set, Execute records the send and then waits for ctx
+	lost    error         // if set, Execute records the send and then returns it
 }
 
 func (r *remote) Execute(ctx context.Context, p *approval.Proposal, key string) (string, error) {
@@ -43,8 +46,11 @@ func (r *remote) Execute(ctx context.Context, p *approval.Proposal, key string) 
 		r.sent = map[string]string{}
 	}
 	r.sent[key] = string(p.Payload)
-	block := r.block
+	block, lost := r.block, r.lost
 	r.mu.Unlock()
+	if lost != nil {
+		return "", lost
+	}
 	if block != nil {
 		close(block)
 		<-ctx.Done()
@@ -56,6 +62,7 @@ func (r *remote) Execute(ctx context.Context, p *approval.Proposal, key string) 
 func (r *remote) Find(ctx context.Context, p *approval.Proposal, key string) (string, bool, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.finds++
 	if r.findErr != nil {
 		return "", false, r.findErr
 	}
@@ -214,6 +221,91 @@ func TestOutboxWaitsWhenFindFails(t *testing.T) {
 			t.Errorf("executed without knowing whether it already was: state %s, %d calls", got.State, r.calls)
 		}
 	})
+}
+
+// An attempt whose outcome the executor cannot know (the answer was lost
+// and the lookup failed), or that timed out, stays executing; the next
+// pass looks it up and records it as executed without a second attempt.
+func TestOutboxUnknownOutcomeIsLookedUpNotRetried(t *testing.T) {
+	for name, r := range map[string]*remote{
+		"lost answer": {lost: fmt.Errorf("gmail: send: Gmail answered 503; looking it up failed too: %w", approval.ErrOutcomeUnknown)},
+		"timeout":     {block: make(chan struct{})},
+	} {
+		r.findErr = errors.New("the remote side is unreachable") // until the test says otherwise
+		t.Run(name, func(t *testing.T) {
+			e := newEnv(t)
+			ex := &fakeExecutors{byKind: map[approval.Kind]approval.Executor{approval.KindReply: r}}
+			g, err := approval.NewGate(approval.GateOptions{Store: e.st, Executors: ex, Notifier: e.queue, Now: e.clock.Now,
+				OutboxInterval: time.Hour, ExecuteTimeout: 50 * time.Millisecond})
+			if err != nil {
+				t.Fatal(err)
+			}
+			states := make(chan approval.State, 16)
+			g.Subscribe(func(p *approval.Proposal) { states <- p.State })
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			p, _ := g.Propose(ctx, reply("hello"))
+			g.Approve(ctx, p.ID, p.PayloadHash, approval.APIOwner())
+			done := make(chan error)
+			go func() { done <- g.RunOutbox(ctx) }()
+			waitState := func(want approval.State) {
+				t.Helper()
+				for {
+					select {
+					case s := <-states:
+						if s == want {
+							return
+						}
+					case <-time.After(10 * time.Second):
+						t.Fatalf("never %s", want)
+					}
+				}
+			}
+			waitState(approval.StateExecuting)
+			// The attempt ends without an outcome: still executing, nobody told of a failure.
+			deadline := time.Now().Add(10 * time.Second)
+			for !hasAudit(t, g, p.ID, "outcome-unknown") {
+				if time.Now().After(deadline) {
+					t.Fatal("the unknown outcome was not recorded")
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+			g.Kick() // a pass that cannot look it up leaves it alone
+			time.Sleep(50 * time.Millisecond)
+			if got, _ := g.Get(ctx, p.ID); got.State != approval.StateExecuting {
+				t.Fatalf("after an unknown outcome: %s", got.State)
+			}
+			r.mu.Lock()
+			r.block, r.lost, r.findErr = nil, nil, nil
+			r.mu.Unlock()
+			g.Kick()
+			waitState(approval.StateExecuted)
+			cancel()
+			<-done
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			if r.calls != 1 || r.finds == 0 {
+				t.Errorf("%d attempts and %d lookups; want 1 attempt, then lookups", r.calls, r.finds)
+			}
+			if _, err := e.st.NotificationByKey(context.Background(), "proposal-failed:"+p.ID); err == nil {
+				t.Error("the owner was told it failed")
+			}
+		})
+	}
+}
+
+func hasAudit(t *testing.T, g *approval.Gate, id, action string) bool {
+	t.Helper()
+	audit, err := g.Audit(context.Background(), id, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range audit {
+		if a.Action == action {
+			return true
+		}
+	}
+	return false
 }
 
 // restart runs a fresh gate's outbox over the same store for one pass and

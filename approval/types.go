@@ -8,6 +8,7 @@ package approval
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"time"
 )
 
@@ -142,6 +143,12 @@ type AutomationPayload struct {
 	Weight int    `json:"weight"` // -30..30, not 0
 	Detail string `json:"detail"` // what the rule does, in words
 }
+
+// ErrOutcomeUnknown is wrapped by an executor's error when it cannot tell
+// whether the attempt reached the remote side (the answer was lost and
+// the lookup failed too). The proposal stays executing, and the outbox
+// asks Find again on its next passes before anything is retried.
+var ErrOutcomeUnknown = errors.New("whether it reached the remote side is not known yet")
 
 // Executor performs approved proposals of some kinds. Only the gate calls
 // it, and only for a proposal it has moved to executing.

@@ -366,7 +366,7 @@ func TestE2EKilledWhileExecutingStillSendsOnce(t *testing.T) {
 		t.Errorf("%d mails in Gmail, %d send requests; want 1 and 1", n, e.sends())
 	}
 	audit, _ := e.app.Gate().Audit(context.Background(), p.ID, 0)
-	if last := audit[len(audit)-1]; last.Action != "executed" || !strings.Contains(last.Detail, "after a restart") {
+	if last := audit[len(audit)-1]; last.Action != "executed" || !strings.Contains(last.Detail, "after an interrupted attempt") {
 		t.Errorf("audit ends with %+v", last)
 	}
 	e.wait("the message edited to Sent", func() bool {
@@ -625,5 +625,40 @@ func TestE2EOwnerAnsweredInGmailSupersedes(t *testing.T) {
 	time.Sleep(200 * time.Millisecond)
 	if n := e.sends(); n != 0 {
 		t.Errorf("%d sends after the owner answered in Gmail", n)
+	}
+}
+
+// Gmail took the mail but its answer was lost, and looking the mail up
+// failed too: the proposal stays executing (not failed, not retried), and
+// the next outbox pass finds the mail and records it as sent, once.
+func TestE2ELostAnswerAndFailedLookupResolvesToOneSend(t *testing.T) {
+	e := newApprovalE2E(t)
+	p := e.propose("sent once, though nobody could tell at first")
+	m := e.shown(p)
+	e.google.InjectFault(fakegoogle.Fault{Method: "POST", Path: "/gmail/v1/users/me/messages/send", After: true, Status: 500, Times: 1})
+	e.google.InjectFault(fakegoogle.Fault{Method: "GET", Path: "/gmail/v1/users/me/messages", Status: 503}) // until cleared
+	_, q := e.tg.Press(tgOwner, tgOwner.ID, m.ID, button(m, "Send"))
+	e.answer(q)
+	e.waitGoogle("the unknown outcome recorded", func() bool {
+		audit, _ := e.app.Gate().Audit(context.Background(), p.ID, 0)
+		return len(audit) > 0 && audit[len(audit)-1].Action == "outcome-unknown"
+	})
+	e.app.Gate().Kick() // a pass that still cannot look it up leaves it alone
+	time.Sleep(300 * time.Millisecond)
+	if st := e.proposal(p.ID).State; st != approval.StateExecuting {
+		t.Fatalf("state %s, want executing until the lookup works", st)
+	}
+	e.google.ClearFaults()
+	e.app.Gate().Kick()
+	e.waitGoogle("the mail found", func() bool { return e.proposal(p.ID).State == approval.StateExecuted })
+	e.wait("the message edited to Sent", func() bool {
+		cur, _ := e.tg.Message(tgOwner.ID, m.ID)
+		return cur.Keyboard == nil && strings.Contains(cur.Text, "Sent")
+	})
+	if n, reqs := len(e.google.Sent()), e.sends(); n != 1 || reqs != 1 {
+		t.Errorf("%d mails, %d send requests; want 1 and 1", n, reqs)
+	}
+	if e.sentTo("Could not do") != 0 {
+		t.Error("the owner was told it failed")
 	}
 }

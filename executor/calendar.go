@@ -94,28 +94,46 @@ func (c *Calendar) Execute(ctx context.Context, p *approval.Proposal, key string
 	}
 	switch p.Kind {
 	case approval.KindCalendarCreate:
-		return c.create(ctx, pl, key)
+		return c.create(ctx, p, pl, key)
 	case approval.KindCalendarUpdate:
 		ev, err := c.event(pl, key)
 		if err != nil {
 			return "", err
 		}
 		if _, err := c.svc.Events.Patch(pl.CalendarID, pl.EventID, ev).SendUpdates(pl.SendUpdates).Context(ctx).Do(); err != nil {
-			return "", calendarError("update", pl, err)
+			return c.settle(ctx, p, key, err, calendarError("update", pl, err))
 		}
 		return pl.EventID, nil
 	case approval.KindCalendarDelete:
 		err := c.svc.Events.Delete(pl.CalendarID, pl.EventID).SendUpdates(pl.SendUpdates).Context(ctx).Do()
 		if err != nil && !isCode(err, 410) { // 410: already deleted, which is what was approved
-			return "", calendarError("delete", pl, err)
+			return c.settle(ctx, p, key, err, calendarError("delete", pl, err))
 		}
 		return pl.EventID, nil
 	default: // respond
-		return c.respond(ctx, pl, key)
+		return c.respond(ctx, p, pl, key)
 	}
 }
 
-func (c *Calendar) create(ctx context.Context, pl *approval.CalendarPayload, key string) (string, error) {
+// settle decides a failed call whose answer may have been lost (5xx, no
+// answer): done if Find sees the change, unknown if it cannot look,
+// failed (with failure) otherwise.
+func (c *Calendar) settle(ctx context.Context, p *approval.Proposal, key string, callErr, failure error) (string, error) {
+	if !lost(callErr) || ctx.Err() != nil {
+		return "", failure
+	}
+	id, found, err := c.Find(ctx, p, key)
+	switch {
+	case err != nil:
+		return "", fmt.Errorf("%w; looking it up failed too (%v): %w", failure, err, approval.ErrOutcomeUnknown)
+	case found:
+		c.log.Warn("calendar answered with an error but the change is there", "proposal", p.ID, "err", callErr)
+		return id, nil
+	}
+	return "", failure
+}
+
+func (c *Calendar) create(ctx context.Context, p *approval.Proposal, pl *approval.CalendarPayload, key string) (string, error) {
 	ev, err := c.event(pl, key)
 	if err != nil {
 		return "", err
@@ -130,16 +148,11 @@ func (c *Calendar) create(ctx context.Context, pl *approval.CalendarPayload, key
 		// Our id exists: an earlier attempt created it.
 		return ev.Id, nil
 	}
-	if lost(err) && ctx.Err() == nil {
-		if got, gerr := c.svc.Events.Get(pl.CalendarID, ev.Id).Context(ctx).Do(); gerr == nil && hasKey(got, key) {
-			return ev.Id, nil
-		}
-	}
-	return "", calendarError("create", pl, err)
+	return c.settle(ctx, p, key, err, calendarError("create", pl, err))
 }
 
 // respond sets the owner's answer on their attendee entry.
-func (c *Calendar) respond(ctx context.Context, pl *approval.CalendarPayload, key string) (string, error) {
+func (c *Calendar) respond(ctx context.Context, p *approval.Proposal, pl *approval.CalendarPayload, key string) (string, error) {
 	ev, err := c.svc.Events.Get(pl.CalendarID, pl.EventID).Context(ctx).Do()
 	if err != nil {
 		return "", calendarError("respond to", pl, err)
@@ -156,7 +169,7 @@ func (c *Calendar) respond(ctx context.Context, pl *approval.CalendarPayload, ke
 	ev.Attendees[self].ResponseStatus = pl.Response
 	patch := &gcal.Event{Attendees: ev.Attendees, ExtendedProperties: withKey(ev.ExtendedProperties, key)}
 	if _, err := c.svc.Events.Patch(pl.CalendarID, pl.EventID, patch).SendUpdates(pl.SendUpdates).Context(ctx).Do(); err != nil {
-		return "", calendarError("respond to", pl, err)
+		return c.settle(ctx, p, key, err, calendarError("respond to", pl, err))
 	}
 	return pl.EventID, nil
 }

@@ -3,6 +3,7 @@ package executor
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -14,7 +15,7 @@ import (
 
 func calendarExecutor(t *testing.T, fake *fakegoogle.Server) *Calendar {
 	t.Helper()
-	svc, err := google.NewCalendar(context.Background(), fake.URL, google.NewHTTPClient(google.ClientOptions{}))
+	svc, err := google.NewCalendar(context.Background(), fake.URL, google.NewHTTPClient(google.ClientOptions{Sleep: noSleep}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,5 +157,48 @@ func TestCalendarUpdateDeleteRespond(t *testing.T) {
 	missing := proposal(t, "u2", approval.KindCalendarUpdate, approval.CalendarPayload{EventID: "nosuchevent", Summary: "x"})
 	if _, err := c.Execute(ctx, missing, key(missing)); err == nil || !strings.Contains(err.Error(), "404") {
 		t.Errorf("update unknown event: %v", err)
+	}
+}
+
+// A change whose answer was lost is looked up: found means done; a lookup
+// that fails too means the outcome is unknown; a change that never
+// happened is a plain failure.
+func TestCalendarLostAnswers(t *testing.T) {
+	fake := fakegoogle.New(t, fakegoogle.Options{})
+	c := calendarExecutor(t, fake)
+	ctx := context.Background()
+	ev, err := fake.AddEvent("primary", fakegoogle.Event{Summary: "Sync", Start: &fakegoogle.EventDateTime{DateTime: "2024-07-11T10:00:00Z"},
+		End: &fakegoogle.EventDateTime{DateTime: "2024-07-11T11:00:00Z"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const events = "/calendar/v3/calendars/primary/events"
+	upd := proposal(t, "u3", approval.KindCalendarUpdate, approval.CalendarPayload{EventID: ev.ID, Location: "Room 9"})
+	fake.InjectFault(fakegoogle.Fault{Method: "PATCH", Path: events, Status: 503, After: true, Times: 1})
+	if id, err := c.Execute(ctx, upd, key(upd)); err != nil || id != ev.ID {
+		t.Errorf("update with a lost answer = %q, %v; want done", id, err)
+	}
+
+	upd2 := proposal(t, "u4", approval.KindCalendarUpdate, approval.CalendarPayload{EventID: ev.ID, Location: "Room 10"})
+	fake.InjectFault(fakegoogle.Fault{Method: "PATCH", Path: events, Status: 503, Times: 1})
+	if _, err := c.Execute(ctx, upd2, key(upd2)); err == nil || errors.Is(err, approval.ErrOutcomeUnknown) || !strings.Contains(err.Error(), "503") {
+		t.Errorf("update that never happened = %v, want a plain failure", err)
+	}
+
+	start := time.Date(2024, 7, 12, 9, 0, 0, 0, time.UTC)
+	cr := proposal(t, "c9", approval.KindCalendarCreate, approval.CalendarPayload{Summary: "New", Start: start, End: start.Add(time.Hour)})
+	fake.InjectFault(fakegoogle.Fault{Method: "POST", Path: events, Status: 500, After: true, Times: 1})
+	fake.InjectFault(fakegoogle.Fault{Method: "GET", Path: events, Status: 500, Times: 3}) // every attempt of the retrying read
+	if _, err := c.Execute(ctx, cr, key(cr)); !errors.Is(err, approval.ErrOutcomeUnknown) {
+		t.Errorf("create with a lost answer and a failed lookup = %v, want an unknown outcome", err)
+	}
+	if _, found, err := c.Find(ctx, cr, key(cr)); err != nil || !found {
+		t.Errorf("Find afterwards = %v, %v", found, err)
+	}
+
+	del := proposal(t, "d9", approval.KindCalendarDelete, approval.CalendarPayload{EventID: ev.ID})
+	fake.InjectFault(fakegoogle.Fault{Method: "DELETE", Path: events, Status: 502, After: true, Times: 1})
+	if _, err := c.Execute(ctx, del, key(del)); err != nil {
+		t.Errorf("delete with a lost answer = %v; want done", err)
 	}
 }

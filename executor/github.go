@@ -91,8 +91,7 @@ func (e *GitHubComment) Execute(ctx context.Context, p *approval.Proposal, key s
 	id, found, ferr := e.Find(ctx, p, key)
 	switch {
 	case ferr != nil:
-		e.log.Warn("comment may have been posted; could not check", "proposal", p.ID, "err", ferr)
-		return "", err
+		return "", fmt.Errorf("%w; looking it up failed too (%v): %w", err, ferr, approval.ErrOutcomeUnknown)
 	case found:
 		e.log.Info("comment was posted although its answer was lost", "proposal", p.ID, "comment", id)
 		return id, nil

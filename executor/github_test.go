@@ -3,6 +3,7 @@ package executor_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"path/filepath"
 	"strings"
@@ -285,5 +286,29 @@ func TestGitHubCommentServerErrorFailsWithoutRetry(t *testing.T) {
 	}
 	if posts != 1 || len(e.srv.Created()) != 0 {
 		t.Errorf("%d POSTs, %d comments; want one attempt and none created", posts, len(e.srv.Created()))
+	}
+}
+
+// The answer to the post was lost and looking for the comment failed too:
+// the outcome is unknown (the gate keeps it executing), never a failure
+// the owner would retry by hand, and a later lookup finds the one comment.
+func TestGitHubCommentLostResponseAndFailedLookupIsUnknown(t *testing.T) {
+	srv := fake.New(fake.Options{Login: "owner", Token: "tok"})
+	defer srv.Close()
+	n := srv.AddIssue(fake.Issue{Repo: "acme/api", Title: "Bug", Author: "alice"})
+	ex := newGitHubExecutor(t, srv)
+	p := commentProposal(t, n, "Fixed.")
+	key := approval.IdempotencyKey(p.ID, "hash")
+	srv.Inject(fake.Fault{Method: http.MethodPost, Status: http.StatusBadGateway, AfterEffect: true, Times: 1})
+	srv.Inject(fake.Fault{Method: http.MethodGet, Status: http.StatusServiceUnavailable, Times: 1})
+	_, err := ex.Execute(context.Background(), p, key)
+	if !errors.Is(err, approval.ErrOutcomeUnknown) || !strings.Contains(err.Error(), "502") {
+		t.Fatalf("Execute = %v, want an unknown outcome naming the 502", err)
+	}
+	if id, found, err := ex.Find(context.Background(), p, key); err != nil || !found || id == "" {
+		t.Errorf("Find afterwards = %q %v %v", id, found, err)
+	}
+	if n := len(srv.Created()); n != 1 {
+		t.Errorf("%d comments, want 1", n)
 	}
 }

@@ -132,13 +132,19 @@ func (g *Gmail) Execute(ctx context.Context, p *approval.Proposal, key string) (
 		g.log.Info("mail sent", "proposal", p.ID, "gmail_id", sent.Id, "thread", sent.ThreadId)
 		return sent.Id, nil
 	}
-	if lost(err) && ctx.Err() == nil {
-		if id, found, ferr := g.find(ctx, msgID); ferr == nil && found {
+	maybeSent := lost(err)
+	err = fmt.Errorf("gmail: send %q to %s: %w", pl.Subject, strings.Join(pl.To, ", "), describe(err))
+	if maybeSent && ctx.Err() == nil {
+		id, found, ferr := g.find(ctx, msgID)
+		switch {
+		case ferr != nil:
+			return "", fmt.Errorf("%w; looking it up failed too (%v): %w", err, ferr, approval.ErrOutcomeUnknown)
+		case found:
 			g.log.Warn("send answered with an error but the mail is in Gmail", "proposal", p.ID, "err", err)
 			return id, nil
 		}
 	}
-	return "", fmt.Errorf("gmail: send %q to %s: %w", pl.Subject, strings.Join(pl.To, ", "), describe(err))
+	return "", err
 }
 
 // lost reports whether a send may have happened despite the error: the

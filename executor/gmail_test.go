@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"mime"
 	"mime/quotedprintable"
@@ -119,9 +120,12 @@ func proposal(t *testing.T, id string, kind approval.Kind, payload any) *approva
 	return &approval.Proposal{ID: id, Kind: kind, State: approval.StateExecuting, Payload: json.RawMessage(b), PayloadHash: approval.HashPayload(b)}
 }
 
+// noSleep makes the client's retries of reads immediate.
+func noSleep(ctx context.Context, _ time.Duration) error { return ctx.Err() }
+
 func gmailExecutor(t *testing.T, fake *fakegoogle.Server) *Gmail {
 	t.Helper()
-	svc, err := google.NewGmail(context.Background(), fake.URL, google.NewHTTPClient(google.ClientOptions{}))
+	svc, err := google.NewGmail(context.Background(), fake.URL, google.NewHTTPClient(google.ClientOptions{Sleep: noSleep}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -203,5 +207,35 @@ func TestGmailSendFailures(t *testing.T) {
 	cal := proposal(t, "p4", approval.KindCalendarDelete, approval.CalendarPayload{EventID: "abcde"})
 	if _, err := g.Execute(ctx, cal, "k"); err == nil {
 		t.Error("the gmail executor ran a calendar proposal")
+	}
+}
+
+// The send reached Gmail but its answer was lost, and the lookup by
+// Message-ID failed too: the outcome is unknown, not a failure; a later
+// lookup finds the one mail. A refusal (4xx) is a plain failure.
+func TestGmailLostAnswerAndFailedLookupIsUnknown(t *testing.T) {
+	fake := fakegoogle.New(t, fakegoogle.Options{})
+	ctx := context.Background()
+	g := gmailExecutor(t, fake)
+	p := proposal(t, "p5", approval.KindEmail, approval.EmailPayload{To: []string{"bob@example.org"}, Subject: "Hi", Body: "Hello."})
+	key := approval.IdempotencyKey(p.ID, p.PayloadHash)
+	fake.InjectFault(fakegoogle.Fault{Method: "POST", Path: "/gmail/v1/users/me/messages/send", Status: 500, After: true, Times: 1})
+	fake.InjectFault(fakegoogle.Fault{Method: "GET", Path: "/gmail/v1/users/me/messages", Status: 503, Times: 3})
+	_, err := g.Execute(ctx, p, key)
+	if !errors.Is(err, approval.ErrOutcomeUnknown) || !strings.Contains(err.Error(), "500") {
+		t.Fatalf("Execute = %v, want an unknown outcome naming the 500", err)
+	}
+	if id, found, err := g.Find(ctx, p, key); err != nil || !found || id != fake.Sent()[0].ID {
+		t.Errorf("Find afterwards = %q %v %v", id, found, err)
+	}
+
+	bad := proposal(t, "p6", approval.KindEmail, approval.EmailPayload{To: []string{"bob@example.org"}, Subject: "Hi", Body: "Again."})
+	fake.InjectFault(fakegoogle.Fault{Method: "POST", Path: "/gmail/v1/users/me/messages/send", Status: 400, Times: 1})
+	fake.InjectFault(fakegoogle.Fault{Method: "GET", Path: "/gmail/v1/users/me/messages", Status: 503, Times: 1})
+	if _, err := g.Execute(ctx, bad, approval.IdempotencyKey(bad.ID, bad.PayloadHash)); err == nil || errors.Is(err, approval.ErrOutcomeUnknown) {
+		t.Errorf("a 400 = %v, want a plain failure", err)
+	}
+	if n := len(fake.Sent()); n != 1 {
+		t.Errorf("%d mails sent, want 1", n)
 	}
 }
