@@ -912,3 +912,24 @@ func TestBriefingCommand(t *testing.T) {
 	h.tg.SendText(owner, "/briefing hourly")
 	h.wait("the refusal", func() bool { return h.sentCount(`Could not write the briefing: unknown briefing "hourly"`) == 1 })
 }
+
+// A calendar change is shown with everything attendees will get: the
+// time in the event's zone, the place, every attendee and who is told.
+func TestCalendarProposalShownWhole(t *testing.T) {
+	h := start(t, setup{ownerID: owner.ID})
+	start := time.Date(2026, 3, 10, 14, 0, 0, 0, time.UTC)
+	p, err := h.gate.Propose(context.Background(), approval.Draft{Kind: approval.KindCalendarCreate, Origin: "agent", Reason: "Alice asked to meet",
+		Payload: approval.CalendarPayload{Summary: "Q3 <review>", Location: "Room 2 & 3", Start: start, End: start.Add(90 * time.Minute),
+			TimeZone: "Europe/Berlin", Attendees: []string{"Alice <alice@example.com>", "bob@example.com"}, Description: "Agenda: numbers"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := h.shown(p)
+	for _, want := range []string{"📅 New event", "<b>Event:</b> Q3 &lt;review&gt;", "<b>When:</b> Tue 10 Mar 2026 15:00–16:30 CET",
+		"<b>Where:</b> Room 2 &amp; 3", "<b>Attendees:</b> Alice &lt;alice@example.com&gt;, bob@example.com",
+		"<b>Invitations/updates sent to:</b> all", "Agenda: numbers", "<i>Why:</i> Alice asked to meet"} {
+		if !strings.Contains(m.Text, want) {
+			t.Errorf("message lacks %q:\n%s", want, m.Text)
+		}
+	}
+}
