@@ -144,7 +144,7 @@ func newWeekModel(t *testing.T, st *store.Store, now func() time.Time) *weekMode
 	})
 	var err error
 	m.router, err = router.New(context.Background(), router.Options{
-		LLM:      config.LLM{Provider: "openai", BaseURL: m.fake.URL, Model: "gpt-test", APIKey: "sk-test", Timeout: 5 * time.Second},
+		LLM:      config.LLM{Provider: "openai", BaseURL: m.fake.URL, Model: "gpt-test", APIKey: "sk-test", Timeout: 30 * time.Second},
 		Location: houston, Calls: st, Now: now, OllamaURL: "http://127.0.0.1:1/v1",
 		Sleep: func(ctx context.Context, d time.Duration) error { return ctx.Err() },
 	})

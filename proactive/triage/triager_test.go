@@ -260,7 +260,7 @@ func newCountingModel(t testing.TB, st *store.Store, now func() time.Time, budge
 	}
 	closed := ln.Addr().String()
 	ln.Close()
-	cfg := config.LLM{Provider: "openai", BaseURL: cm.fake.URL, Model: "gpt-test", APIKey: "sk-test", Timeout: 5 * time.Second,
+	cfg := config.LLM{Provider: "openai", BaseURL: cm.fake.URL, Model: "gpt-test", APIKey: "sk-test", Timeout: 30 * time.Second,
 		DailyBudgetUSD: budget, Prices: map[string]config.Price{"gpt-test": {InputPerMTok: 1000, OutputPerMTok: 1000}}}
 	r, err := router.New(context.Background(), router.Options{LLM: cfg, Location: houston, Calls: st, Now: now, OllamaURL: "http://" + closed + "/v1",
 		Sleep: func(ctx context.Context, d time.Duration) error { return ctx.Err() }})
