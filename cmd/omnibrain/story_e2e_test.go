@@ -140,6 +140,16 @@ notifications:
 	if n := len(gm.Sent()); n != 0 {
 		t.Fatalf("%d mails sent before any approval", n)
 	}
+	// The owner asks why: every factor of the decision, and what came of it.
+	if out, errOut, code := h.run(t, "", "explain", added.ID); code != 0 {
+		t.Errorf("explain %s: %d %s", added.ID, code, errOut)
+	} else {
+		for _, want := range []string{"Triage: respond", "Factors:", "vip", "configured: " + alice, "addressed to you", "Proposal ", "Re: Contract"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("explain lacks %q:\n%s", want, out)
+			}
+		}
+	}
 
 	send := ""
 	for _, row := range msg.Keyboard {
