@@ -155,6 +155,9 @@ func (s *Scheduler) Run(ctx context.Context) error {
 		now = s.o.Clock.Now()
 		s.noticeJump(prev, now, wait)
 		s.Tick(ctx, now)
+		// The next wait, and the next jump check, start after the jobs
+		// ran: a slow job is neither a clock jump nor a reason to wake late.
+		now = s.o.Clock.Now()
 	}
 }
 

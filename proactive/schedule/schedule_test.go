@@ -312,3 +312,45 @@ func TestAddRejectsBadJobs(t *testing.T) {
 		}
 	}
 }
+
+// A job that takes minutes is neither a clock jump nor a reason for the
+// jobs after it to miss their slots.
+func TestSlowJobIsNotAClockJump(t *testing.T) {
+	start := time.Date(2024, 5, 1, 9, 59, 0, 0, time.UTC)
+	end := time.Date(2024, 5, 1, 12, 50, 0, 0, time.UTC)
+	clock := NewSimClock(start)
+	reg := health.NewRegistry(clock.Now)
+	s := New(Options{Location: time.UTC, Clock: clock, Health: reg})
+	rec := &recorder{}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	for _, j := range []Job{
+		{Name: "slow", Spec: "0 * * * *", Run: func(ctx context.Context, r Run) error {
+			clock.Set(clock.Now().Add(3 * time.Minute)) // three minutes of work
+			return rec.job(clock)(ctx, r)
+		}},
+		{Name: "every5", Spec: "@every 5m", Run: rec.job(clock)},
+		{Name: "stop", Spec: "*/10 * * * *", Run: func(context.Context, Run) error {
+			if !clock.Now().Before(end) {
+				cancel()
+			}
+			return nil
+		}},
+	} {
+		if err := s.Add(j); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if runs, _ := rec.of("slow"); len(runs) != 3 {
+		t.Errorf("the slow job ran %d times in 3 hours, want 3", len(runs))
+	}
+	if runs, _ := rec.of("every5"); len(runs) < 30 {
+		t.Errorf("the 5-minute job ran %d times in under 3 hours, want about 34", len(runs))
+	}
+	if c, _ := reg.Get(HealthName); c.Counters["clock_jumps"] != 0 || c.Counters["runs_skipped"] != 0 {
+		t.Errorf("health counters %v: a slow job was taken for a clock jump or made others miss their slots", c.Counters)
+	}
+}
