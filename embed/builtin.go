@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"unicode/utf8"
 )
 
 // DefaultDimension is the built-in embedder's vector length. Hashed
@@ -233,12 +234,9 @@ func features(text string, weight func(string) float64, emit func(h uint64, w fl
 			continue
 		}
 		emit(hashString(seedWord, s), w)
-		grams := charGrams(wi.raw)
-		if len(grams) > 0 {
-			gw := w * charWeight / math.Sqrt(float64(len(grams)))
-			for _, g := range grams {
-				emit(g, gw)
-			}
+		if n := charGramCount(wi.raw); n > 0 {
+			gw := w * charWeight / math.Sqrt(float64(n))
+			charGrams(wi.raw, func(g uint64) { emit(g, gw) })
 		}
 	}
 	// In first-seen order: summing floats in map order would make the
@@ -261,19 +259,34 @@ func features(text string, weight func(string) float64, emit func(h uint64, w fl
 	}
 }
 
-// charGrams hashes the character 3- and 4-grams of "<word>".
-func charGrams(word string) []uint64 {
-	r := []rune("<" + word + ">")
-	if len(r) < 5 { // words of up to two letters: the unigram says it all
-		return nil
+// charGramCount is how many character n-grams charGrams emits for word.
+func charGramCount(word string) int {
+	r := utf8.RuneCountInString(word) + 2 // with < and >
+	if r < 5 {                            // words of up to two letters: the unigram says it all
+		return 0
 	}
-	var out []uint64
+	return (r - 2) + (r - 3)
+}
+
+// charGrams hashes the character 3- and 4-grams of "<word>", slicing the
+// string at rune boundaries rather than allocating each gram.
+func charGrams(word string, emit func(uint64)) {
+	if charGramCount(word) == 0 {
+		return
+	}
+	s := "<" + word + ">"
+	var buf [64]int
+	offs := buf[:0] // byte offset of each rune, then the end
+	for i := range s {
+		offs = append(offs, i)
+	}
+	offs = append(offs, len(s))
+	runes := len(offs) - 1
 	for n := 3; n <= 4; n++ {
-		for i := 0; i+n <= len(r); i++ {
-			out = append(out, hashString(seedChar+uint64(n), string(r[i:i+n])))
+		for i := 0; i+n <= runes; i++ {
+			emit(hashString(seedChar+uint64(n), s[offs[i]:offs[i+n]]))
 		}
 	}
-	return out
 }
 
 // hashString is FNV-1a over s, started from seed, then mixed so that the

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"math"
+	"slices"
+	"strings"
 	"testing"
 )
 
@@ -202,5 +204,34 @@ func TestBuiltinDual(t *testing.T) {
 	}
 	if n, w := b.Dual("", nil); n != nil || w != nil {
 		t.Fatal("empty text got vectors")
+	}
+}
+
+// charGramsByRunes is the straightforward form of charGrams: the vectors
+// of every stored item depend on the two agreeing exactly.
+func charGramsByRunes(word string) []uint64 {
+	r := []rune("<" + word + ">")
+	if len(r) < 5 {
+		return nil
+	}
+	var out []uint64
+	for n := 3; n <= 4; n++ {
+		for i := 0; i+n <= len(r); i++ {
+			out = append(out, hashString(seedChar+uint64(n), string(r[i:i+n])))
+		}
+	}
+	return out
+}
+
+func TestCharGramsMatchTheRuneForm(t *testing.T) {
+	words := append(Words("a ab abc pipeline Überweisung naïve 日本語のテキスト اختبار ｆｕｌｌ　ｗｉｄｔｈ emoji🙂text"),
+		strings.Repeat("long", 40), "x\u0301y", "ß")
+	for _, w := range words {
+		var got []uint64
+		charGrams(w, func(h uint64) { got = append(got, h) })
+		want := charGramsByRunes(w)
+		if !slices.Equal(got, want) || charGramCount(w) != len(want) {
+			t.Errorf("%q: %d grams %v (count %d), want %d %v", w, len(got), got, charGramCount(w), len(want), want)
+		}
 	}
 }

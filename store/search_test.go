@@ -2,7 +2,9 @@ package store
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -344,5 +346,24 @@ func TestVectorsReembedWhenTheEmbedderChanges(t *testing.T) {
 	}
 	if st := third.Status(); st.State != VectorsReady || st.Pending != 0 || st.Vectors != 20 {
 		t.Fatalf("reopening with the same embedder: %+v", st)
+	}
+}
+
+// The int8 wide vectors keep every dimension within half a step.
+func TestEncodeWideRoundTrip(t *testing.T) {
+	v := make([]float32, embed.WideDimension)
+	for i := range v {
+		v[i] = float32(math.Sin(float64(i)*1.7)) * float32(i%7)
+	}
+	embed.Normalize(v)
+	b := encodeWide(v)
+	scale := math.Float32frombits(binary.LittleEndian.Uint32(b))
+	for i, x := range v {
+		if got := float32(int8(b[4+i])) * scale; math.Abs(float64(got-x)) > float64(scale)/2*1.0001 {
+			t.Fatalf("dimension %d: %v stored as %v (step %v)", i, x, got, scale)
+		}
+	}
+	if d, ok := dotWide(v, b); !ok || math.Abs(float64(d)-1) > 0.01 {
+		t.Fatalf("self dot = %v, %v", d, ok)
 	}
 }

@@ -32,10 +32,11 @@ var ErrNotFound = errors.New("not found")
 
 // Store is the database handle. It is safe for concurrent use.
 type Store struct {
-	db   *sql.DB
-	path string
-	log  *slog.Logger
-	now  func() time.Time
+	db    *sql.DB
+	path  string
+	log   *slog.Logger
+	now   func() time.Time
+	terms termCache // search's term frequencies (terms.go)
 }
 
 // Options configure Open.

@@ -3,9 +3,7 @@ package store
 import (
 	"cmp"
 	"context"
-	"database/sql"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"log/slog"
 	"math"
@@ -105,8 +103,6 @@ type Vectors struct {
 
 	mu     sync.Mutex // guards status
 	status VectorStatus
-
-	idf idfCache
 }
 
 // NewVectors returns the vector index over st using emb. Nothing is loaded
@@ -611,7 +607,11 @@ func (v *Vectors) embedAll(ctx context.Context, texts []string) ([]chunkVec, err
 func encodeWide(v []float32) []byte {
 	var maxAbs float32
 	for _, x := range v {
-		maxAbs = max(maxAbs, x, -x)
+		if x > maxAbs {
+			maxAbs = x
+		} else if -x > maxAbs {
+			maxAbs = -x
+		}
 	}
 	b := make([]byte, 4+len(v))
 	if maxAbs == 0 {
@@ -619,8 +619,12 @@ func encodeWide(v []float32) []byte {
 	}
 	scale := maxAbs / 127
 	binary.LittleEndian.PutUint32(b, math.Float32bits(scale))
+	inv := 1 / scale
 	for i, x := range v {
-		b[4+i] = byte(int8(math.Round(float64(x / scale))))
+		// x*inv is in [-127, 127]: shifted to be positive, truncation
+		// rounds it, without a branch on the sign or math.Round's cost on
+		// each of 2048 dimensions of every chunk.
+		b[4+i] = byte(int8(int32(x*inv+128.5) - 128))
 	}
 	return b
 }
@@ -675,49 +679,15 @@ func bestPerItem(res []chromem.Result, n int) []vecHit {
 	return out
 }
 
-// scoreStored computes exact similarities for the items a filter selects,
-// from the vectors in SQLite (the wide ones when there are): used when a
-// filter is narrow, where scanning the whole index and filtering afterwards
-// could miss everything.
-func (v *Vectors) scoreStored(ctx context.Context, q chunkVec, where string, args []any, n int) ([]vecHit, error) {
-	col, qv := "v.vector", q.narrow
-	if q.wide != nil {
-		col, qv = "v.wide", q.wide
+// nearestAmong returns up to n of the given items nearest to q: under a
+// filter, scoring the items it selects beats scanning the whole index and
+// filtering afterwards, which misses everything when the filter is narrow.
+func (v *Vectors) nearestAmong(_ context.Context, q []float32, items []int64, n int) ([]vecHit, error) {
+	idx := v.idx.Load()
+	if idx == nil {
+		return nil, nil
 	}
-	rows, err := v.st.db.QueryContext(ctx, `SELECT v.item_id, `+col+` FROM item_vectors v JOIN items i ON i.id = v.item_id WHERE `+col+` IS NOT NULL AND `+where, args...)
-	if err != nil {
-		return nil, fmt.Errorf("vectors: filtered scan: %w", err)
-	}
-	defer rows.Close()
-	best := map[int64]float32{}
-	var blob []byte
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id, &blob); err != nil {
-			return nil, err
-		}
-		var s float32
-		if q.wide != nil {
-			var ok bool
-			if s, ok = dotWide(qv, blob); !ok {
-				continue
-			}
-		} else {
-			if len(blob) != len(qv)*4 {
-				continue
-			}
-			for i := range qv {
-				s += qv[i] * math.Float32frombits(binary.LittleEndian.Uint32(blob[4*i:]))
-			}
-		}
-		if old, ok := best[id]; !ok || s > old {
-			best[id] = s
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return topHits(best, n), nil
+	return idx.among(q, items, n), nil
 }
 
 func sortVecHits(h []vecHit) {
@@ -733,7 +703,7 @@ func sortVecHits(h []vecHit) {
 // rarity in the store and adds the wide vector for re-ranking.
 func (v *Vectors) embedQuery(ctx context.Context, text string) (chunkVec, error) {
 	if b, ok := v.emb.(*embed.Builtin); ok {
-		n, w := b.Dual(text, func(word string) float64 { return v.idf.get(ctx, v.st, word) })
+		n, w := b.Dual(text, func(word string) float64 { return v.st.idf(ctx, word) })
 		if n == nil {
 			return chunkVec{}, embed.ErrEmpty
 		}
@@ -818,41 +788,4 @@ func appendDecoded(dst []float32, b []byte) []float32 {
 		dst = append(dst, math.Float32frombits(binary.LittleEndian.Uint32(b[i:])))
 	}
 	return dst
-}
-
-// idfCache holds inverse document frequencies of query words, computed
-// from the full-text index, for the built-in embedder's query weights.
-type idfCache struct {
-	mu    sync.Mutex
-	n     int64 // documents when the cache was filled
-	at    time.Time
-	words map[string]float64
-}
-
-func (c *idfCache) get(ctx context.Context, st *Store, word string) float64 {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.words == nil || time.Since(c.at) > time.Minute || len(c.words) > 50000 {
-		var n int64
-		if err := st.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM items`).Scan(&n); err != nil {
-			return 1
-		}
-		if c.words == nil || n > c.n+c.n/20 || n < c.n-c.n/20 || len(c.words) > 50000 {
-			c.words = map[string]float64{}
-			c.n = n
-		}
-		c.at = time.Now()
-	}
-	if v, ok := c.words[word]; ok {
-		return v
-	}
-	var df int64
-	err := st.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM items_fts WHERE items_fts MATCH ?`, `"`+word+`"`).Scan(&df)
-	if err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return 1
-	}
-	// BM25's idf, always positive.
-	idf := math.Log(1 + (float64(c.n)-float64(df)+0.5)/(float64(df)+0.5))
-	c.words[word] = idf
-	return idf
 }

@@ -18,14 +18,27 @@ import (
 // scans the partitions whose centroids are nearest, since chromem's
 // exhaustive scan of 100k vectors alone takes longer than a search may.
 type vecIndex struct {
-	mu      sync.RWMutex // guards parts' membership (chromem guards its own maps)
-	parts   []*vecPart
+	mu    sync.RWMutex // guards parts' membership and items (chromem guards its own maps)
+	parts []*vecPart
+	// items holds each item's chunk vectors (the slices chromem holds, not
+	// copies), so a filtered search scores exactly the items it selects.
+	items map[int64][][]float32
+	// mean is the mean of the vectors the partitions were built from.
+	// Text vectors share a large common direction (the frequent words);
+	// partitions and routing work on what differs from it, or most mail
+	// lands in a few huge central partitions.
+	mean    []float32
 	probe   int
 	builtAt int // vectors when the partitions were built
 }
 
+// affinity ranks partitions for a vector: its similarity to the centroid
+// once the common direction is taken out.
+func (p *vecPart) affinity(v []float32) float32 { return dot32(p.centroid, v) - p.bias }
+
 type vecPart struct {
 	centroid []float32 // nil for the single partition of a small index
+	bias     float32   // the centroid's dot product with the index's mean
 	coll     *chromem.Collection
 }
 
@@ -41,7 +54,7 @@ func newPart(centroid []float32) (*vecPart, error) {
 
 // buildIndex builds an index over the given chunk ids and unit vectors.
 func buildIndex(ctx context.Context, ids []string, vecs [][]float32, partSize, probe int) (*vecIndex, error) {
-	idx := &vecIndex{probe: probe, builtAt: len(ids)}
+	idx := &vecIndex{probe: probe, builtAt: len(ids), items: make(map[int64][][]float32, len(ids))}
 	if len(ids) <= 2*partSize {
 		p, err := newPart(nil)
 		if err != nil {
@@ -49,11 +62,14 @@ func buildIndex(ctx context.Context, ids []string, vecs [][]float32, partSize, p
 		}
 		idx.parts = []*vecPart{p}
 	} else {
-		for _, c := range kmeans(vecs, len(ids)/partSize, 6) {
+		cents, mean := kmeans(vecs, len(ids)/partSize, 8)
+		idx.mean = mean
+		for _, c := range cents {
 			p, err := newPart(c)
 			if err != nil {
 				return nil, err
 			}
+			p.bias = dot32(c, mean)
 			idx.parts = append(idx.parts, p)
 		}
 	}
@@ -77,13 +93,17 @@ func (x *vecIndex) size() int {
 
 // add puts a chunk's vector in the partition with the nearest centroid.
 func (x *vecIndex) add(ctx context.Context, id string, vec []float32) error {
-	x.mu.RLock()
-	defer x.mu.RUnlock()
+	item, ok := parseDocID(id)
+	if !ok {
+		return fmt.Errorf("vectors: bad chunk id %q", id)
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
 	p := x.parts[0]
 	if len(x.parts) > 1 {
-		best := float32(-2)
+		best := float32(math.Inf(-1))
 		for _, q := range x.parts {
-			if s := dot32(q.centroid, vec); s > best {
+			if s := q.affinity(vec); s > best {
 				best, p = s, q
 			}
 		}
@@ -91,6 +111,7 @@ func (x *vecIndex) add(ctx context.Context, id string, vec []float32) error {
 	if err := p.coll.AddDocument(ctx, chromem.Document{ID: id, Embedding: vec}); err != nil {
 		return fmt.Errorf("vectors: index %s: %w", id, err)
 	}
+	x.items[item] = append(x.items[item], vec)
 	return nil
 }
 
@@ -100,22 +121,58 @@ func (x *vecIndex) remove(ctx context.Context, item int64, maxChunks int) {
 	for i := range ids {
 		ids[i] = docID(item, int64(i))
 	}
-	x.mu.RLock()
-	defer x.mu.RUnlock()
+	x.mu.Lock()
+	defer x.mu.Unlock()
 	for _, p := range x.parts {
 		p.coll.Delete(ctx, nil, nil, ids...)
 	}
+	delete(x.items, item)
 }
 
-// query returns up to n nearest chunks, best first.
+// among returns up to n of the given items nearest to q, best first,
+// scoring every chunk of each exactly.
+func (x *vecIndex) among(q []float32, items []int64, n int) []vecHit {
+	x.mu.RLock()
+	hits := make([]vecHit, 0, min(len(items), 1024))
+	for _, it := range items {
+		chunks := x.items[it]
+		if len(chunks) == 0 {
+			continue // not embedded yet
+		}
+		best := float32(-2)
+		for _, c := range chunks {
+			best = max(best, dot32(q, c))
+		}
+		hits = append(hits, vecHit{it, best})
+	}
+	x.mu.RUnlock()
+	sortVecHits(hits)
+	return hits[:min(n, len(hits))]
+}
+
+// query returns up to n nearest chunks, best first. A partitioned index
+// scans the partitions nearest to q until it has seen probe partitions'
+// worth of vectors (at least probe partitions' centroids' worth of mail).
 func (x *vecIndex) query(ctx context.Context, q []float32, n int) ([]chromem.Result, error) {
 	x.mu.RLock()
 	parts := x.parts
 	x.mu.RUnlock()
 	if len(parts) > 1 {
 		ranked := slices.Clone(parts)
-		slices.SortFunc(ranked, func(a, b *vecPart) int { return cmp.Compare(dot32(q, b.centroid), dot32(q, a.centroid)) })
-		parts = ranked[:min(x.probe, len(ranked))]
+		aff := make(map[*vecPart]float32, len(ranked))
+		total := 0
+		for _, p := range ranked {
+			aff[p] = p.affinity(q)
+			total += p.coll.Count()
+		}
+		slices.SortFunc(ranked, func(a, b *vecPart) int { return cmp.Compare(aff[b], aff[a]) })
+		budget := x.probe * total / len(ranked)
+		end, seen := 0, 0
+		for end < len(ranked) && (end < x.probe || seen < budget) {
+			seen += ranked[end].coll.Count()
+			end++
+		}
+		parts = ranked[:end]
 	}
 	var out []chromem.Result
 	for _, p := range parts {
@@ -147,29 +204,64 @@ func dot32(a, b []float32) float32 {
 	return s
 }
 
-// kmeans returns k unit centroids of unit vectors (spherical k-means over
-// a sample, seeded deterministically so rebuilds are reproducible).
-func kmeans(vecs [][]float32, k, iters int) [][]float32 {
-	if k < 1 {
-		k = 1
-	}
+// kmeans returns k unit centroids and the mean of unit vectors: spherical
+// k-means over a sample with the mean taken out, seeded by k-means++ from
+// a fixed seed so rebuilds are reproducible.
+func kmeans(vecs [][]float32, k, iters int) ([][]float32, []float32) {
+	k = max(k, 1)
 	rng := rand.New(rand.NewPCG(1, 2))
 	sample := vecs
-	if len(sample) > 50*k {
-		sample = make([][]float32, 50*k)
+	if len(sample) > 100*k {
+		sample = make([][]float32, 100*k)
 		for i := range sample {
 			sample[i] = vecs[rng.IntN(len(vecs))]
 		}
 	}
 	dim := len(vecs[0])
-	cents := make([][]float32, k)
-	for i := range cents {
-		cents[i] = slices.Clone(sample[rng.IntN(len(sample))])
+	mean := make([]float32, dim)
+	for _, v := range sample {
+		for j, x := range v {
+			mean[j] += x
+		}
 	}
-	assign := make([]int, len(sample))
-	for it := 0; it < iters; it++ {
-		for i, v := range sample {
-			best, bs := 0, float32(-2)
+	for j := range mean {
+		mean[j] /= float32(len(sample))
+	}
+	centred := make([][]float32, 0, len(sample))
+	for _, v := range sample {
+		c := make([]float32, dim)
+		for j := range c {
+			c[j] = v[j] - mean[j]
+		}
+		if normalize32(c) {
+			centred = append(centred, c)
+		}
+	}
+	if len(centred) == 0 {
+		return [][]float32{slices.Clone(vecs[0])}, mean
+	}
+	// k-means++: each next seed far from those chosen.
+	cents := [][]float32{slices.Clone(centred[rng.IntN(len(centred))])}
+	dist := make([]float64, len(centred))
+	for len(cents) < k {
+		var sum float64
+		for i, v := range centred {
+			d := 1 - float64(dot32(cents[len(cents)-1], v))
+			if len(cents) == 1 || d < dist[i] {
+				dist[i] = d
+			}
+			sum += max(dist[i], 0)
+		}
+		r, i := rng.Float64()*sum, 0
+		for ; i < len(centred)-1 && r > max(dist[i], 0); i++ {
+			r -= max(dist[i], 0)
+		}
+		cents = append(cents, slices.Clone(centred[i]))
+	}
+	assign := make([]int, len(centred))
+	for range iters {
+		for i, v := range centred {
+			best, bs := 0, float32(math.Inf(-1))
 			for c, cv := range cents {
 				if s := dot32(cv, v); s > bs {
 					best, bs = c, s
@@ -181,7 +273,7 @@ func kmeans(vecs [][]float32, k, iters int) [][]float32 {
 		for c := range sums {
 			sums[c] = make([]float32, dim)
 		}
-		for i, v := range sample {
+		for i, v := range centred {
 			s := sums[assign[i]]
 			for j := range v {
 				s[j] += v[j]
@@ -192,11 +284,11 @@ func kmeans(vecs [][]float32, k, iters int) [][]float32 {
 				cents[c] = sums[c]
 			} else {
 				// An empty cluster restarts at a random sample point.
-				cents[c] = slices.Clone(sample[rng.IntN(len(sample))])
+				cents[c] = slices.Clone(centred[rng.IntN(len(centred))])
 			}
 		}
 	}
-	return cents
+	return cents, mean
 }
 
 func normalize32(v []float32) bool {

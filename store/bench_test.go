@@ -1,0 +1,302 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/omnibrain/omnibrain/embed"
+)
+
+// synthMail generates mail-like items deterministically: words drawn from
+// a Zipf-distributed vocabulary of made-up words (so the text has the
+// frequency profile of language: a few very common words, a long tail),
+// a subject of 3-8 words, a body of 40-240, senders and recipients from
+// 2,000 people, four mails to a thread, spread over three years.
+type synthMail struct {
+	rng    *rand.Rand
+	zipf   *rand.Zipf
+	vocab  []string
+	people []string
+	start  time.Time
+}
+
+func newSynthMail(seed uint64) *synthMail {
+	rng := rand.New(rand.NewPCG(seed, 0x5eed))
+	g := &synthMail{rng: rng, start: time.Date(2023, 1, 1, 0, 0, 0, 0, time.UTC)}
+	syll := strings.Fields("ka lo mi ne ru ta shi ven dor pel gra tin bo sa fe lu quo zen mar ti ol an er us")
+	seen := map[string]bool{}
+	for len(g.vocab) < 30000 {
+		var b strings.Builder
+		for range 2 + rng.IntN(3) {
+			b.WriteString(syll[rng.IntN(len(syll))])
+		}
+		if w := b.String(); !seen[w] {
+			seen[w] = true
+			g.vocab = append(g.vocab, w)
+		}
+	}
+	g.zipf = rand.NewZipf(rng, 1.1, 2, uint64(len(g.vocab)-1))
+	first := strings.Fields("anna bob carla dave erin frank gina hugo iris jon kate liam mona nick olga paul rita sam tina uwe")
+	last := strings.Fields("smith jones meyer garcia rossi novak kim silva berg lund")
+	for i := range 2000 {
+		name := first[i%len(first)] + " " + last[(i/len(first))%len(last)]
+		g.people = append(g.people, fmt.Sprintf("%s <%s.%d@example.com>", name, strings.ReplaceAll(name, " ", "."), i))
+	}
+	return g
+}
+
+func (g *synthMail) words(n int) string {
+	ws := make([]string, n)
+	for i := range ws {
+		ws[i] = g.vocab[g.zipf.Uint64()]
+	}
+	return strings.Join(ws, " ")
+}
+
+func (g *synthMail) item(i int) *Item {
+	sender := g.people[g.rng.IntN(len(g.people))]
+	people := []string{sender}
+	for range 1 + g.rng.IntN(4) {
+		people = append(people, g.people[g.rng.IntN(len(g.people))])
+	}
+	return &Item{
+		Source: "bench", ExternalID: fmt.Sprintf("m%d", i), Kind: "email",
+		Thread: fmt.Sprintf("t%d", i/4),
+		Time:   g.start.Add(time.Duration(i) * 15 * time.Minute),
+		Title:  g.words(3 + g.rng.IntN(6)),
+		Body:   g.words(40 + g.rng.IntN(200)),
+		Sender: sender, People: people,
+		Meta: map[string]any{"message_id": fmt.Sprintf("<m%d@bench.example>", i)},
+	}
+}
+
+func (g *synthMail) items(n int) []*Item {
+	out := make([]*Item, n)
+	for i := range out {
+		out[i] = g.item(i)
+	}
+	return out
+}
+
+// ingestBatch is the importer's transaction size.
+const ingestBatch = 250
+
+// ingest stores items in batches and embeds them all, as an import does
+// with the daemon's indexer behind it.
+func ingest(ctx context.Context, st *Store, vec *Vectors, items []*Item) error {
+	for from := 0; from < len(items); from += ingestBatch {
+		if _, err := st.UpsertItems(ctx, items[from:min(len(items), from+ingestBatch)], UpsertOptions{}); err != nil {
+			return err
+		}
+	}
+	return vec.Sync(ctx)
+}
+
+// BenchmarkIngest measures storing and embedding mail-like items (the
+// built-in embedder, thread context, FTS5, vectors in SQLite and the
+// in-memory index) against a bare SQLite FTS5 insert loop of the same rows
+// in the same batches: items/s for both and the ratio.
+func BenchmarkIngest(b *testing.B) {
+	for _, n := range []int{10_000, 100_000} {
+		b.Run(fmt.Sprintf("items=%d", n), func(b *testing.B) {
+			items := newSynthMail(1).items(n)
+			ctx := context.Background()
+			var ours, bare, oursCPU, bareCPU time.Duration
+			runs := 0
+			for b.Loop() {
+				runs++
+				b.StopTimer()
+				st, err := Open(ctx, filepath.Join(b.TempDir(), FileName), Options{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				vec := NewVectors(st, embed.NewBuiltin(0), VectorOptions{})
+				if err := vec.prepare(ctx); err != nil {
+					b.Fatal(err)
+				}
+				b.StartTimer()
+				start, startCPU := time.Now(), cpuTime()
+				if err := ingest(ctx, st, vec, items); err != nil {
+					b.Fatal(err)
+				}
+				ours += time.Since(start)
+				oursCPU += cpuTime() - startCPU
+				b.StopTimer()
+				if got := vec.Status(); got.Vectors < n || got.Pending != 0 { // a long body has several vectors
+					b.Fatalf("after ingest: %+v", got)
+				}
+				st.Close()
+
+				startCPU = cpuTime()
+				took, err := bareFTSInsert(ctx, filepath.Join(b.TempDir(), "bare.db"), items)
+				if err != nil {
+					b.Fatal(err)
+				}
+				bare += took
+				bareCPU += cpuTime() - startCPU
+				b.StartTimer()
+			}
+			rate := func(d time.Duration) float64 { return float64(n*runs) / d.Seconds() }
+			b.ReportMetric(rate(ours), "items/s")
+			b.ReportMetric(rate(bare), "bare-items/s")
+			// On a shared machine the wall clock also measures the
+			// neighbours; this process's CPU time measures the work.
+			b.ReportMetric(rate(oursCPU), "items/cpu-s")
+			b.ReportMetric(rate(bareCPU), "bare-items/cpu-s")
+			b.ReportMetric(oursCPU.Seconds()/bareCPU.Seconds(), "cpu-x-bare")
+		})
+	}
+}
+
+// cpuTime is the CPU time this process has used (user and system).
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// bareFTSInsert inserts the rows into a plain table with an FTS5 index of
+// the same columns and tokenizer, in transactions of the same size, with
+// the store's DSN: the floor any SQLite store with full text pays.
+func bareFTSInsert(ctx context.Context, path string, items []*Item) (time.Duration, error) {
+	db, err := sql.Open("sqlite3", "file:"+path+"?_journal_mode=WAL&_synchronous=NORMAL&_busy_timeout=5000&_txlock=immediate")
+	if err != nil {
+		return 0, err
+	}
+	defer db.Close()
+	for _, stmt := range []string{
+		`CREATE TABLE items (id INTEGER PRIMARY KEY, source TEXT, external_id TEXT, kind TEXT, thread TEXT, time INTEGER,
+			title TEXT, body TEXT, sender TEXT, people TEXT, meta TEXT, UNIQUE (source, external_id))`,
+		`CREATE VIRTUAL TABLE items_fts USING fts5 (title, body, people, content='items', content_rowid='id', tokenize='porter unicode61 remove_diacritics 2')`,
+	} {
+		if _, err := db.ExecContext(ctx, stmt); err != nil {
+			return 0, err
+		}
+	}
+	start := time.Now()
+	for from := 0; from < len(items); from += ingestBatch {
+		tx, err := db.BeginTx(ctx, nil)
+		if err != nil {
+			return 0, err
+		}
+		ins, err := tx.PrepareContext(ctx, `INSERT INTO items (source, external_id, kind, thread, time, title, body, sender, people, meta) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+		if err != nil {
+			return 0, err
+		}
+		fts, err := tx.PrepareContext(ctx, `INSERT INTO items_fts (rowid, title, body, people) VALUES (?, ?, ?, ?)`)
+		if err != nil {
+			return 0, err
+		}
+		for _, it := range items[from:min(len(items), from+ingestBatch)] {
+			people, _ := json.Marshal(it.People)
+			meta, _ := json.Marshal(it.Meta)
+			res, err := ins.ExecContext(ctx, it.Source, it.ExternalID, it.Kind, it.Thread, it.Time.UnixMilli(), it.Title, it.Body, it.Sender, string(people), string(meta))
+			if err != nil {
+				return 0, err
+			}
+			id, _ := res.LastInsertId()
+			if _, err := fts.ExecContext(ctx, id, it.Title, it.Body, string(people)); err != nil {
+				return 0, err
+			}
+		}
+		if err := tx.Commit(); err != nil {
+			return 0, err
+		}
+	}
+	return time.Since(start), nil
+}
+
+// searchStore builds a store of n mail-like items, embedded and with the
+// vector index loaded as the daemon loads it at start.
+func searchStore(b *testing.B, n int) (*Vectors, *synthMail) {
+	ctx := context.Background()
+	st, err := Open(ctx, filepath.Join(b.TempDir(), FileName), Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { st.Close() })
+	gen := newSynthMail(1)
+	vec := NewVectors(st, embed.NewBuiltin(0), VectorOptions{})
+	if err := vec.prepare(ctx); err != nil {
+		b.Fatal(err)
+	}
+	if err := ingest(ctx, st, vec, gen.items(n)); err != nil {
+		b.Fatal(err)
+	}
+	if err := vec.Load(ctx); err != nil {
+		b.Fatal(err)
+	}
+	return vec, gen
+}
+
+// benchQueries are what people type: two to five words of middling
+// frequency, some with a name, a date word or a quoted phrase.
+func benchQueries(g *synthMail, n int) []string {
+	rng := rand.New(rand.NewPCG(7, 7))
+	word := func() string { return g.vocab[20+rng.IntN(3000)] }
+	out := make([]string, n)
+	for i := range out {
+		ws := []string{}
+		for range 2 + rng.IntN(4) {
+			ws = append(ws, word())
+		}
+		switch i % 5 {
+		case 1:
+			ws = append(ws, strings.Fields(g.people[rng.IntN(len(g.people))])[0])
+		case 2:
+			ws = append(ws, "last month")
+		case 3:
+			ws = append(ws, `"`+word()+" "+word()+`"`)
+		}
+		out[i] = strings.Join(ws, " ")
+	}
+	return out
+}
+
+// BenchmarkSearch measures hybrid search latency (p50/p95 over a fixed
+// set of queries, 10 results each) on stores of 10k and 100k mail-like
+// items with the vector index loaded.
+func BenchmarkSearch(b *testing.B) {
+	for _, n := range []int{10_000, 100_000} {
+		b.Run(fmt.Sprintf("items=%d", n), func(b *testing.B) {
+			vec, gen := searchStore(b, n)
+			queries := benchQueries(gen, 200)
+			ctx := context.Background()
+			now := gen.start.Add(time.Duration(n) * 15 * time.Minute)
+			var lat, cpu []time.Duration
+			for i := 0; b.Loop(); i++ {
+				q := queries[i%len(queries)]
+				start, startCPU := time.Now(), cpuTime()
+				hits, err := vec.Search(ctx, SearchQuery{Text: q, Limit: 10, Now: now, Location: time.UTC})
+				lat, cpu = append(lat, time.Since(start)), append(cpu, cpuTime()-startCPU)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if len(hits) == 0 {
+					b.Fatalf("no hits for %q", q)
+				}
+			}
+			pct := func(d []time.Duration, p float64) float64 {
+				slices.Sort(d)
+				return float64(d[min(len(d)-1, int(p*float64(len(d))))].Microseconds()) / 1000
+			}
+			b.ReportMetric(pct(lat, 0.50), "p50-ms")
+			b.ReportMetric(pct(lat, 0.95), "p95-ms")
+			// The CPU time of each search, which neighbours on a shared
+			// machine do not inflate (it includes the garbage collector's).
+			b.ReportMetric(pct(cpu, 0.50), "cpu-p50-ms")
+			b.ReportMetric(pct(cpu, 0.95), "cpu-p95-ms")
+		})
+	}
+}
