@@ -186,6 +186,9 @@ type ImportSummary struct {
 	Unchanged int             `json:"unchanged"`
 	Failed    []ImportFailure `json:"failed"`
 	Seconds   float64         `json:"seconds"`
+	// Undated were stored with a guessed time, marked as such: they had no
+	// date of their own (Reason says what dated them).
+	Undated []ImportFailure `json:"undated,omitempty"`
 }
 
 // Importer imports a mail archive or JSONL file.

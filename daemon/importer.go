@@ -65,5 +65,8 @@ func (ai *apiImporter) Import(ctx context.Context, req api.ImportRequest, progre
 	for _, f := range sum.Failed {
 		out.Failed = append(out.Failed, api.ImportFailure{Where: f.Where, Reason: f.Reason})
 	}
+	for _, f := range sum.Undated {
+		out.Undated = append(out.Undated, api.ImportFailure{Where: f.Where, Reason: f.Reason})
+	}
 	return out, nil
 }

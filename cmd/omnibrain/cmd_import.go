@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -22,11 +23,15 @@ import (
 const importShownFailures = 10
 
 func importCommand() *command {
+	var every time.Duration
 	return &command{
 		name: "import",
-		args: "mbox|maildir|jsonl PATH",
+		args: "[--progress-every D] mbox|maildir|jsonl PATH",
 		summary: "import a mail archive (an mbox such as a Google Takeout export, a maildir tree) or a JSONL file; " +
 			"importing the same source again adds nothing",
+		flags: func(fs *flag.FlagSet) {
+			fs.DurationVar(&every, "progress-every", time.Second, "how often to write a progress line when stderr is not a terminal (what it says was added is stored)")
+		},
 		run: func(ctx context.Context, e *env, args []string) error {
 			if len(args) != 2 {
 				return usagef("import needs a format and a path: omnibrain import mbox|maildir|jsonl PATH")
@@ -43,7 +48,10 @@ func importCommand() *command {
 			if err != nil {
 				return err
 			}
-			p := newImportProgress(e.stderr)
+			if every <= 0 {
+				return usagef("import: --progress-every must be positive")
+			}
+			p := newImportProgress(e.stderr, every)
 			sum, err := c.Import(ctx, api.ImportRequest{Format: format, Path: abs}, p.update)
 			p.finish()
 			if err != nil {
@@ -95,23 +103,24 @@ func checkImportPath(format, path string) (string, error) {
 }
 
 // importProgress shows progress on stderr: a bar on a terminal, otherwise a
-// plain line a second (what it says as added is durable).
+// plain line every so often (what it says as added is durable).
 type importProgress struct {
 	w        io.Writer
+	every    time.Duration
 	bar      *progressbar.ProgressBar
 	terminal bool
 	last     time.Time
 	unit     string
 }
 
-func newImportProgress(w io.Writer) *importProgress {
+func newImportProgress(w io.Writer, every time.Duration) *importProgress {
 	f, ok := w.(*os.File)
-	return &importProgress{w: w, terminal: ok && term.IsTerminal(int(f.Fd()))}
+	return &importProgress{w: w, every: every, terminal: ok && term.IsTerminal(int(f.Fd()))}
 }
 
 func (p *importProgress) update(ev api.ImportProgress) {
 	if !p.terminal {
-		if time.Since(p.last) < time.Second && ev.Done != ev.Total {
+		if time.Since(p.last) < p.every && ev.Done != ev.Total {
 			return
 		}
 		p.last = time.Now()
@@ -148,13 +157,20 @@ func (p *importProgress) finish() {
 func printImportSummary(e *env, s *api.ImportSummary) {
 	e.printf("imported %s (%s): %d seen in %.1fs\n", s.Path, s.Format, s.Seen, s.Seconds)
 	e.printf("  added      %d\n  updated    %d\n  unchanged  %d\n  failed     %d\n", s.Added, s.Updated, s.Unchanged, len(s.Failed))
-	if len(s.Failed) == 0 {
+	printImportList(e, "failures:", s.Failed)
+	if len(s.Undated) > 0 {
+		printImportList(e, fmt.Sprintf("kept with a guessed date (%d had no date of their own; marked date_uncertain):", len(s.Undated)), s.Undated)
+	}
+}
+
+func printImportList(e *env, title string, list []api.ImportFailure) {
+	if len(list) == 0 {
 		return
 	}
-	e.printf("failures:\n")
-	for i, f := range s.Failed {
+	e.printf("%s\n", title)
+	for i, f := range list {
 		if i == importShownFailures {
-			e.printf("  … and %d more (omnibrain import --json lists them all)\n", len(s.Failed)-i)
+			e.printf("  … and %d more (omnibrain import --json lists them all)\n", len(list)-i)
 			break
 		}
 		e.printf("  %s: %s\n", f.Where, f.Reason)

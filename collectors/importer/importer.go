@@ -82,7 +82,10 @@ type Summary struct {
 	Updated   int
 	Unchanged int
 	Failed    []Failure
-	Duration  time.Duration
+	// Undated are messages stored with a guessed time because they had no
+	// date of its own (Reason says what dated them); counted above too.
+	Undated  []Failure
+	Duration time.Duration
 }
 
 // ErrUsage marks errors in the request itself (a missing path, a file
@@ -310,8 +313,8 @@ func (r *run) report() {
 }
 
 // mailRecord parses one raw message into a record, or says why it cannot.
-func mailRecord(raw []byte, opts mailparse.ItemOptions, where string) (record, *mailparse.Message, error) {
-	m, err := mailparse.Parse(raw)
+func mailRecord(raw []byte, parse mailparse.ParseOptions, opts mailparse.ItemOptions, where string) (record, *mailparse.Message, error) {
+	m, err := mailparse.ParseWith(raw, parse)
 	if err != nil {
 		return record{}, nil, errors.New(strings.TrimPrefix(err.Error(), "mailparse: "))
 	}

@@ -7,7 +7,9 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/omnibrain/omnibrain/collectors/mailparse"
 )
@@ -111,10 +113,14 @@ func (r *run) maildir(root string) error {
 		case err != nil:
 			r.fail(f.path, err.Error())
 		default:
-			rec, m, err := mailRecord(raw, mailparse.ItemOptions{Source: "maildir", Folder: f.folder, Outbound: f.sent}, f.path)
+			parse := mailparse.ParseOptions{DateFallback: func() (time.Time, string, bool) { return neighbourDate(f.path) }}
+			rec, m, err := mailRecord(raw, parse, mailparse.ItemOptions{Source: "maildir", Folder: f.folder, Outbound: f.sent}, f.path)
 			if err != nil {
 				r.fail(f.path, err.Error())
 				break
+			}
+			if m.DateUncertain != "" {
+				r.sum.Undated = append(r.sum.Undated, Failure{Where: f.path, Reason: m.DateUncertain})
 			}
 			if f.sent {
 				r.learnOwner(m.From.Email)
@@ -139,4 +145,62 @@ func readMessageFile(path string) ([]byte, error) {
 		return nil, fmt.Errorf("message larger than %d MiB", mailparse.MaxSize>>20)
 	}
 	return os.ReadFile(path)
+}
+
+// maildirName is a maildir file name: the delivery time in Unix seconds,
+// then a dot ("1204680122.V801I2fM64291.host:2,S").
+var maildirName = regexp.MustCompile(`^([0-9]{9,10})\.`)
+
+// neighbourDate dates a message file that has no date of its own: by the
+// delivery time in its maildir file name, else by the nearest message in
+// the same folder that has one (folders keep mail in order of arrival:
+// the Enron converter numbered it so). Not by the file's modification
+// time, which in a copied archive is the day of the copy and would put
+// old mail at the top of today's.
+func neighbourDate(path string) (time.Time, string, bool) {
+	name := filepath.Base(path)
+	if m := maildirName.FindStringSubmatch(name); m != nil {
+		sec, _ := strconv.ParseInt(m[1], 10, 64)
+		return time.Unix(sec, 0).UTC(), "the delivery time in its maildir file name", true
+	}
+	dir := filepath.Dir(path)
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return time.Time{}, "", false
+	}
+	var names []string
+	for _, e := range entries {
+		if e.Type().IsRegular() && !skippedFile(e.Name()) {
+			names = append(names, e.Name())
+		}
+	}
+	sort.Slice(names, func(i, j int) bool { return numberedBefore(names[i], names[j]) })
+	at := sort.Search(len(names), func(i int) bool { return !numberedBefore(names[i], name) })
+	// Nearest first, the one before it first: up to 10 each way.
+	for d := 1; d <= 10; d++ {
+		for _, i := range []int{at - d, at + d} {
+			if i < 0 || i >= len(names) {
+				continue
+			}
+			raw, err := readMessageFile(filepath.Join(dir, names[i]))
+			if err != nil {
+				continue
+			}
+			if m, err := mailparse.Parse(raw); err == nil {
+				return m.Date, "the neighbouring message " + filepath.Join(filepath.Base(dir), names[i]), true
+			}
+		}
+	}
+	return time.Time{}, "", false
+}
+
+// numberedBefore orders file names by their leading number when both have
+// one ("9." before "10."), else as strings.
+func numberedBefore(a, b string) bool {
+	na, errA := strconv.Atoi(strings.TrimRight(a, "."))
+	nb, errB := strconv.Atoi(strings.TrimRight(b, "."))
+	if errA == nil && errB == nil && na != nb {
+		return na < nb
+	}
+	return a < b
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/omnibrain/omnibrain/collectors/mailparse"
 )
@@ -113,6 +114,13 @@ func (r *run) mbox(path string, size int64) error {
 	defer f.Close()
 	r.unit, r.total = "bytes", size
 	rd := newMboxReader(f)
+	// A message with no date of its own is dated like the one before it
+	// in the archive (mbox exports keep mail in order), marked uncertain.
+	var prev time.Time
+	var prevWhere string
+	fallback := func() (time.Time, string, bool) {
+		return prev, "the message before it in the mbox (" + prevWhere + ")", !prev.IsZero()
+	}
 	for {
 		if err := r.ctx.Err(); err != nil {
 			return err
@@ -130,11 +138,16 @@ func (r *run) mbox(path string, size int64) error {
 			r.advance(rd.offset)
 			continue
 		}
-		rec, m, err := mailRecord(msg.raw, mailparse.ItemOptions{Source: "mbox"}, where)
+		rec, m, err := mailRecord(msg.raw, mailparse.ParseOptions{DateFallback: fallback}, mailparse.ItemOptions{Source: "mbox"}, where)
 		if err != nil {
 			r.fail(where, err.Error())
 			r.advance(rd.offset)
 			continue
+		}
+		if m.DateUncertain == "" {
+			prev, prevWhere = m.Date, fmt.Sprintf("message %d", msg.index)
+		} else {
+			r.sum.Undated = append(r.sum.Undated, Failure{Where: where, Reason: m.DateUncertain})
 		}
 		if hasLabel(m.Labels, "Sent") {
 			rec.item.Meta["outbound"] = true

@@ -92,6 +92,7 @@ func (m *Message) Item(opts ItemOptions) (*store.Item, store.Mail) {
 		meta["attachments"] = m.Attachments
 	}
 	set("folder", opts.Folder)
+	set("date_uncertain", m.DateUncertain) // the time is a guess: say so wherever it shows
 	if opts.Outbound {
 		meta["outbound"] = true
 	}

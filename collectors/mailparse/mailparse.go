@@ -37,10 +37,14 @@ type Message struct {
 	Bcc        []Address
 
 	// Date is the Date header when it is usable, else the newest Received
-	// header's date, else the mbox From line's; DateSource says which
-	// ("date", "received", "mbox").
+	// header's date, else the mbox From line's, else what the caller's
+	// DateFallback supplied; DateSource says which ("date", "received",
+	// "mbox", "fallback").
 	Date       time.Time
 	DateSource string
+	// DateUncertain says why Date is a guess (DateSource "fallback"): the
+	// message had no date of its own. "" when Date is the message's.
+	DateUncertain string
 
 	ListID          string
 	ListUnsubscribe string
@@ -73,11 +77,25 @@ type Attachment struct {
 // MaxSize is the largest message Parse accepts.
 const MaxSize = 64 << 20
 
+// ParseOptions change how ParseWith reads a message.
+type ParseOptions struct {
+	// DateFallback, if set, is asked for a time when the message has no
+	// usable date of its own (no Date header, an unreadable one or a
+	// converter's epoch placeholder, and no Received or mbox From date):
+	// the time, and where it came from ("the neighbouring message …").
+	// The message is then kept with that time, marked DateUncertain,
+	// instead of failing.
+	DateFallback func() (t time.Time, from string, ok bool)
+}
+
 // Parse parses one raw RFC 822 message. A leading mbox "From " line is
 // skipped (and its date used as the last date fallback). It returns an
 // error naming the reason when the input is not a mail at all or has no
 // usable date; everything less serious becomes a Warning.
-func Parse(raw []byte) (m *Message, err error) {
+func Parse(raw []byte) (*Message, error) { return ParseWith(raw, ParseOptions{}) }
+
+// ParseWith is Parse with options.
+func ParseWith(raw []byte, opts ParseOptions) (m *Message, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			m, err = nil, fmt.Errorf("mailparse: parser failure on malformed input: %v", r)
@@ -106,7 +124,7 @@ func Parse(raw []byte) (m *Message, err error) {
 		// Keep the appended footer as text of its own, after the body.
 		tree = &node{contentType: "multipart/mixed", children: []*node{tree, {contentType: "text/plain", text: trailer}}}
 	}
-	if err := m.fill(root.Header, tree, fromLine); err != nil {
+	if err := m.fill(root.Header, tree, fromLine, opts); err != nil {
 		return nil, err
 	}
 	return m, nil
@@ -297,7 +315,7 @@ func (m *Message) warnf(format string, args ...any) {
 }
 
 // fill reads the headers and the body tree into m.
-func (m *Message) fill(h textproto.MIMEHeader, tree *node, fromLine string) error {
+func (m *Message) fill(h textproto.MIMEHeader, tree *node, fromLine string, opts ParseOptions) error {
 	cs := originalCharset(h) // raw 8-bit headers are usually in the body's charset
 	get := func(name string) string { return decodeHeader(h.Get(name), cs) }
 
@@ -334,7 +352,7 @@ func (m *Message) fill(h textproto.MIMEHeader, tree *node, fromLine string) erro
 		}
 	}
 
-	if err := m.fillDate(h, fromLine); err != nil {
+	if err := m.fillDate(h, fromLine, opts.DateFallback); err != nil {
 		return err
 	}
 
@@ -352,10 +370,10 @@ func (m *Message) fill(h textproto.MIMEHeader, tree *node, fromLine string) erro
 var dosEpoch = time.Date(1980, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // fillDate applies the fallback order: a plausible Date header, the newest
-// Received header, the mbox From line. A Date more than two days after or
-// a year before the newest Received date is a sender's wrong clock and
-// loses to Received.
-func (m *Message) fillDate(h textproto.MIMEHeader, fromLine string) error {
+// Received header, the mbox From line, the caller's fallback. A Date more
+// than two days after or a year before the newest Received date is a
+// sender's wrong clock and loses to Received.
+func (m *Message) fillDate(h textproto.MIMEHeader, fromLine string, fallback func() (time.Time, string, bool)) error {
 	var received time.Time
 	for _, r := range h.Values("Received") {
 		if t, ok := receivedDate(r); ok {
@@ -391,6 +409,14 @@ func (m *Message) fillDate(h textproto.MIMEHeader, fromLine string) error {
 		m.Date, m.DateSource = t, "mbox"
 		m.warnf("%s: used the mbox From line's date", problem)
 		return nil
+	}
+	if fallback != nil {
+		if t, from, ok := fallback(); ok && plausible(t) {
+			m.Date, m.DateSource = t, "fallback"
+			m.DateUncertain = fmt.Sprintf("%s and no Received or mbox date; dated by %s", problem, from)
+			m.warnf("%s", m.DateUncertain)
+			return nil
+		}
 	}
 	return fmt.Errorf("mailparse: no usable date: %s, and neither a Received header nor an mbox From line has one", problem)
 }

@@ -478,3 +478,39 @@ func TestThreadKeyJoinsRepliesBySubject(t *testing.T) {
 		t.Fatal("different subjects share a thread")
 	}
 }
+
+// A message without a date of its own takes the caller's fallback, marked
+// as uncertain; one with a date never asks for it.
+func TestParseDateFallback(t *testing.T) {
+	june := time.Date(2001, 6, 21, 17, 22, 0, 0, time.UTC)
+	asked := 0
+	fallback := func(t time.Time, ok bool) ParseOptions {
+		return ParseOptions{DateFallback: func() (time.Time, string, bool) { asked++; return t, "the neighbouring message 3.", ok }}
+	}
+	epoch := msg("From: outlook.team@enron.com", "Date: Mon, 31 Dec 1979 16:00:00 -0800 (PST)", "Subject: 3 - URGENT", "", "Migration")
+	m, err := ParseWith(epoch, fallback(june, true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !m.Date.Equal(june) || m.DateSource != "fallback" || !strings.Contains(m.DateUncertain, "epoch") || !strings.Contains(m.DateUncertain, "neighbouring message 3.") {
+		t.Fatalf("date %v from %q, uncertain %q", m.Date, m.DateSource, m.DateUncertain)
+	}
+	it, _ := m.Item(ItemOptions{Source: "maildir"})
+	if it.Meta["date_uncertain"] != m.DateUncertain || !it.Time.Equal(june) {
+		t.Fatalf("item time %v, meta %v", it.Time, it.Meta)
+	}
+	for name, opts := range map[string]ParseOptions{
+		"no fallback":          {},
+		"fallback has nothing": fallback(time.Time{}, false),
+		"implausible fallback": fallback(time.Unix(0, 0), true),
+	} {
+		if _, err := ParseWith(epoch, opts); err == nil || !strings.Contains(err.Error(), "no usable date") {
+			t.Errorf("%s: %v, want no usable date", name, err)
+		}
+	}
+	asked = 0
+	dated := msg("From: a@example.com", "Date: Mon, 2 Sep 2002 08:00:00 +0000", "", "body")
+	if m, err := ParseWith(dated, fallback(june, true)); err != nil || asked != 0 || m.DateUncertain != "" || m.DateSource != "date" {
+		t.Fatalf("a dated message: %v, asked %d, %+v", err, asked, m)
+	}
+}

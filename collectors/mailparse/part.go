@@ -47,7 +47,7 @@ func ParsePart(root Part) (m *Message, err error) {
 	m = &Message{}
 	tree := fromPart(root, m, h, "0")
 	m.Hash = hex.EncodeToString(h.Sum(nil))
-	if err := m.fill(mimeHeader(root.Headers), tree, ""); err != nil {
+	if err := m.fill(mimeHeader(root.Headers), tree, "", ParseOptions{}); err != nil {
 		return nil, err
 	}
 	return m, nil
