@@ -34,8 +34,9 @@ type VectorOptions struct {
 	BatchSize int
 	// PartitionSize: an index of more than twice this many vectors is split
 	// into partitions of about this size around k-means centroids, and a
-	// query scans only the Probe partitions nearest to it (an IVF index), so
-	// search time stays flat as the mailbox grows. Defaults 4000 and 3.
+	// query scans the partitions nearest to it until it has seen Probe
+	// partitions' share of the vectors (an IVF index), so search time
+	// stays flat as the mailbox grows. Defaults 4000 and 3.
 	PartitionSize int
 	Probe         int
 	// Poll is how often the indexer looks for queued items when nobody
