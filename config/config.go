@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"time"
 
@@ -275,6 +276,15 @@ func (c *Config) readFile(path string) error {
 	dec := yaml.NewDecoder(bytes.NewReader(b))
 	dec.KnownFields(true)
 	if err := dec.Decode(c); err != nil {
+		var te *yaml.TypeError
+		if errors.As(err, &te) {
+			// yaml.v3 names Go types; say it in the file's terms.
+			lines := make([]string, len(te.Errors))
+			for i, e := range te.Errors {
+				lines[i] = "  " + unknownField.ReplaceAllString(e, `unknown key "$1"`)
+			}
+			return fmt.Errorf("%s:\n%s", path, strings.Join(lines, "\n"))
+		}
 		return fmt.Errorf("%s: %s", path, strings.TrimPrefix(err.Error(), "yaml: "))
 	}
 	if c.hasInlineSecret() {
@@ -288,6 +298,9 @@ func (c *Config) readFile(path string) error {
 	}
 	return nil
 }
+
+// unknownField matches yaml.v3's report of a key with no field.
+var unknownField = regexp.MustCompile(`field (\S+) not found in type \S+`)
 
 func (c *Config) hasInlineSecret() bool {
 	if c.Telegram.Token.IsSet() || c.Google.ClientSecret.IsSet() || c.GitHub.Token.IsSet() ||

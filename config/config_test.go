@@ -82,8 +82,12 @@ func TestFileErrorsNameTheLine(t *testing.T) {
 	tests := []struct {
 		name, body, want string
 	}{
-		{"unknown key", "timezone: UTC\ntelegram:\n  tokn: x\n", "line 3"},
-		{"wrong type", "approval:\n  expiry: soon\n", "line 2"},
+		{"unknown key", "timezone: UTC\ntelegram:\n  tokn: x\n", `line 3: unknown key "tokn"`},
+		{"two unknown keys", "bogus: 1\ntimezone: UTC\nschedule:\n  mial: 5m\n", "line 1: unknown key \"bogus\"\n  line 4: unknown key \"mial\""},
+		{"wrong type", "approval:\n  expiry: soon\n", "line 2: cannot unmarshal"},
+		{"duplicate key", "timezone: UTC\ntimezone: UTC\n", "line 2"},
+		{"tab indentation", "schedule:\n\tmail: 5m\n", "line 2"},
+		{"binary garbage", "\x00\x01\xfe\xff", "control characters"},
 		{"bad yaml", "timezone: [UTC\n", "line"},
 	}
 	for _, tc := range tests {

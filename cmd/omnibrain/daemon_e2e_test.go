@@ -2,9 +2,11 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -214,12 +216,83 @@ func TestCommandLine(t *testing.T) {
 	}
 }
 
+// Every command explains itself: `omnibrain CMD --help` and `omnibrain
+// help CMD` print its usage line and summary and exit 0, and --help on the
+// top level lists it.
+func TestEveryCommandHasHelp(t *testing.T) {
+	var top bytes.Buffer
+	if err := run(context.Background(), []string{"--help"}, nil, &top, io.Discard, func(string) string { return "" }); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range commands() {
+		if c.summary == "" {
+			t.Errorf("%s has no summary", c.name)
+		}
+		if !strings.Contains(top.String(), "\n  "+c.name+" ") {
+			t.Errorf("omnibrain --help does not list %s", c.name)
+		}
+		for _, args := range [][]string{{c.name, "--help"}, {"help", c.name}} {
+			var out, errOut bytes.Buffer
+			err := run(context.Background(), args, nil, &out, &errOut, func(string) string { return "" })
+			if err != nil || !strings.HasPrefix(out.String(), "Usage: omnibrain "+c.name) || !strings.Contains(out.String(), c.summary) {
+				t.Errorf("omnibrain %s: %v\n%s%s", strings.Join(args, " "), err, out.String(), errOut.String())
+			}
+		}
+	}
+}
+
+// A broken configuration stops every command, the daemon included, with
+// exit status 1 and a message that says where the problem is; never a
+// panic, never a start on half a configuration.
 func TestCorruptConfigIsAClearErrorNotACrash(t *testing.T) {
-	home := t.TempDir()
-	os.WriteFile(filepath.Join(home, "config.yaml"), []byte("timezone: UTC\nbogus_key: 1\n"), 0o600)
-	_, errOut, code := runCLI(t, home, "status")
-	if code != 1 || !strings.Contains(errOut, "line 2") || !strings.Contains(errOut, "bogus_key") || strings.Contains(errOut, "panic") {
-		t.Fatalf("exit %d, stderr %q; want exit 1 naming line 2 and the key", code, errOut)
+	tests := []struct {
+		name  string
+		setup func(home string) error
+		want  []string
+	}{
+		{"unknown key", func(home string) error {
+			return os.WriteFile(filepath.Join(home, "config.yaml"), []byte("timezone: UTC\nbogus_key: 1\n"), 0o600)
+		}, []string{"config.yaml", `line 2: unknown key "bogus_key"`}},
+		{"binary garbage", func(home string) error {
+			return os.WriteFile(filepath.Join(home, "config.yaml"), []byte{0, 1, 0xfe, 0xff, 'x'}, 0o600)
+		}, []string{"config.yaml", "control characters"}},
+		{"wrong type", func(home string) error {
+			return os.WriteFile(filepath.Join(home, "config.yaml"), []byte("schedule:\n  mail: often\n"), 0o600)
+		}, []string{"config.yaml", "line 2"}},
+		{"invalid value", func(home string) error {
+			return os.WriteFile(filepath.Join(home, "config.yaml"), []byte("timezone: Mars/Olympus\n"), 0o600)
+		}, []string{"timezone", "Mars/Olympus", "IANA"}},
+		{"a directory", func(home string) error {
+			return os.Mkdir(filepath.Join(home, "config.yaml"), 0o700)
+		}, []string{"config.yaml", "is a directory"}},
+		{"secret in a world-readable file", func(home string) error {
+			return os.WriteFile(filepath.Join(home, "config.yaml"), []byte("github:\n  token: ghp_inline_token_1234\n"), 0o644)
+		}, []string{"config.yaml", "chmod 600"}},
+	}
+	for _, tc := range tests {
+		for _, cmd := range []string{"run", "status"} {
+			t.Run(tc.name+"/"+cmd, func(t *testing.T) {
+				home := t.TempDir()
+				if err := tc.setup(home); err != nil {
+					t.Fatal(err)
+				}
+				_, errOut, code := runCLI(t, home, cmd)
+				if code != 1 || strings.Contains(errOut, "panic") || strings.Contains(errOut, "goroutine") {
+					t.Fatalf("exit %d, stderr %q; want exit 1 and a message", code, errOut)
+				}
+				for _, w := range tc.want {
+					if !strings.Contains(errOut, w) {
+						t.Errorf("stderr %q does not mention %q", errOut, w)
+					}
+				}
+				if strings.Contains(errOut, "ghp_inline_token_1234") {
+					t.Errorf("the error shows the secret: %q", errOut)
+				}
+				if _, err := os.Stat(filepath.Join(home, api.SocketName)); err == nil {
+					t.Errorf("%s served a socket on a broken configuration", cmd)
+				}
+			})
+		}
 	}
 }
 

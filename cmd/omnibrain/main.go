@@ -175,12 +175,16 @@ Global flags (before or after the command):
   --json         print data as JSON
   --timezone TZ  IANA timezone (default $OMNIBRAIN_TIMEZONE or the system zone)
 
+Configuration: HOME/config.yaml, then OMNIBRAIN_* environment variables
+(OMNIBRAIN_TELEGRAM_TOKEN, OMNIBRAIN_LLM_PROVIDER, …), then flags; see the
+README. 'omnibrain doctor' checks it and says how to fix what is wrong.
+
 Run 'omnibrain <command> --help' for a command's flags.
 `)
 }
 
 func printCommandUsage(w io.Writer, c *command, fs *flag.FlagSet) {
-	fmt.Fprintf(w, "Usage: omnibrain %s %s\n\n%s\n", c.name, c.args, c.summary)
+	fmt.Fprintf(w, "Usage: %s\n\n%s\n", strings.TrimSpace("omnibrain "+c.name+" "+c.args), c.summary)
 	var lines []string
 	fs.VisitAll(func(f *flag.Flag) {
 		if isGlobalFlag(f.Name) {
