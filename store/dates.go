@@ -92,10 +92,10 @@ var dateRules = []struct {
 // parseDates finds the first date expression in text, resolved in now's
 // location, and returns it with the text that remains without it.
 func parseDates(text string, now time.Time) (Period, string, bool) {
-	// Matching and cutting both work on the lower-cased text, whose byte
-	// offsets can differ from the original's; search is case-blind anyway.
-	lower := strings.ToLower(text)
-	text = lower
+	// Date words are ASCII: lower-casing only ASCII letters keeps every
+	// byte where it was (strings.ToLower turns an invalid byte into three),
+	// so the match cuts the original text.
+	lower := asciiLower(text)
 	for _, r := range dateRules {
 		loc := r.re.FindStringSubmatchIndex(lower)
 		if loc == nil {
@@ -112,9 +112,21 @@ func parseDates(text string, now time.Time) (Period, string, bool) {
 			continue
 		}
 		rest := strings.Join(strings.Fields(text[:loc[0]]+" "+text[loc[1]:]), " ")
-		return Period{Since: since, Until: until, Phrase: text[loc[0]:loc[1]]}, rest, true
+		return Period{Since: since, Until: until, Phrase: lower[loc[0]:loc[1]]}, rest, true
 	}
 	return Period{}, text, false
+}
+
+// asciiLower lower-cases the ASCII letters of s and leaves every other
+// byte alone.
+func asciiLower(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			b[i] = c + ('a' - 'A')
+		}
+	}
+	return string(b)
 }
 
 func atoi(s string) int {
