@@ -67,6 +67,10 @@ type collectorRegistry struct {
 	sleep  func(ctx context.Context, d time.Duration) error
 	jitter func(max time.Duration) time.Duration
 
+	// stored, when set, is called after a pass that stored new or
+	// changed items (it wakes triage); set before the loops run.
+	stored func()
+
 	mu     sync.Mutex
 	byName map[string]*collectorState
 }
@@ -209,6 +213,9 @@ func (r *collectorRegistry) run(ctx context.Context, cs *collectorState) passRes
 	}
 	if out.Stored > 0 {
 		r.health.Add(cs.Name, "items_stored", int64(out.Stored))
+		if r.stored != nil {
+			r.stored()
+		}
 	}
 	if out.Skipped > 0 {
 		r.health.Add(cs.Name, "items_skipped", int64(out.Skipped))

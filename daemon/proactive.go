@@ -72,6 +72,7 @@ func (a *App) openProactive(ctx context.Context, b *api.Backends) error {
 			return fmt.Errorf("proactive: %w", err)
 		}
 	}
+	a.collectors().stored = p.triage.Kick
 	a.components = append(a.components,
 		supervise.Component{Name: triage.HealthName, Run: p.triage.Run},
 		supervise.Component{Name: schedule.HealthName, Run: p.sched.Run},

@@ -78,7 +78,8 @@ type Options struct {
 
 // Triager consumes the item event log and triages mail.
 type Triager struct {
-	o Options
+	o    Options
+	kick chan struct{} // Kick wakes Run before the interval is up
 }
 
 // New returns a triager.
@@ -110,12 +111,21 @@ func New(o Options) (*Triager, error) {
 	if o.StaleAfter <= 0 {
 		o.StaleAfter = 48 * time.Hour
 	}
-	return &Triager{o: o}, nil
+	return &Triager{o: o, kick: make(chan struct{}, 1)}, nil
 }
 
-// Run triages new events every Interval until ctx is done. A failed pass
-// is reported in health and retried at the next interval: the events
-// stay in the log until they are decided.
+// Kick asks Run for a pass now: a collector stored new mail, and the owner
+// should not wait out the interval to hear of it. It never blocks.
+func (t *Triager) Kick() {
+	select {
+	case t.kick <- struct{}{}:
+	default:
+	}
+}
+
+// Run triages new events every Interval, or at once after Kick, until ctx
+// is done. A failed pass is reported in health and retried at the next
+// interval: the events stay in the log until they are decided.
 func (t *Triager) Run(ctx context.Context) error {
 	for {
 		if _, err := t.Pass(ctx); err != nil && ctx.Err() == nil {
@@ -124,6 +134,7 @@ func (t *Triager) Run(ctx context.Context) error {
 		select {
 		case <-ctx.Done():
 			return nil
+		case <-t.kick:
 		case <-t.o.Clock.After(t.o.Interval):
 		}
 	}
@@ -325,6 +336,15 @@ func (t *Triager) act(ctx context.Context, it *store.Item, tr *store.Triage, st 
 		return nil
 	}
 	if tr.Decision == string(Respond) && tr.ProposalID == "" && t.o.Proposer != nil && it.Kind == "email" {
+		answered, err := t.answeredSince(ctx, it)
+		if err != nil {
+			return err
+		}
+		if answered {
+			// The owner wrote in the thread after this mail (it arrived in
+			// the same pass): a draft now would only replace theirs.
+			return nil
+		}
 		id, err := t.proposeReply(ctx, it, tr)
 		switch {
 		case ctx.Err() != nil:
@@ -355,6 +375,22 @@ func (t *Triager) act(ctx context.Context, it *store.Item, tr *store.Triage, st 
 	}
 	st.Notified++
 	return nil
+}
+
+// answeredSince reports whether the owner has written in the mail's
+// thread after it.
+func (t *Triager) answeredSince(ctx context.Context, it *store.Item) (bool, error) {
+	if it.Thread == "" {
+		return false, nil
+	}
+	th, err := t.o.Store.Thread(ctx, it.Thread)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("triage: %w", err)
+	}
+	return th.LastOutbound.After(it.Time), nil
 }
 
 func (t *Triager) proposeReply(ctx context.Context, it *store.Item, tr *store.Triage) (string, error) {

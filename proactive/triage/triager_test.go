@@ -14,6 +14,7 @@ import (
 	"github.com/omnibrain/omnibrain/approval"
 	"github.com/omnibrain/omnibrain/collectors/mailparse"
 	"github.com/omnibrain/omnibrain/config"
+	"github.com/omnibrain/omnibrain/health"
 	"github.com/omnibrain/omnibrain/internal/fakes/llm"
 	"github.com/omnibrain/omnibrain/notify"
 	"github.com/omnibrain/omnibrain/router"
@@ -369,5 +370,61 @@ func TestBackfilledMailIsDecidedNotAnnounced(t *testing.T) {
 	}
 	if len(e.notifications(t)) != 0 {
 		t.Error("the backfill was announced")
+	}
+}
+
+// A collector that stored mail kicks triage: the mail is decided at once,
+// not after the interval (an hour here, so only the kick can explain it).
+func TestKickTriagesWithoutWaitingForTheInterval(t *testing.T) {
+	e := newEnv(t)
+	reg := health.NewRegistry(e.clock)
+	tr, _ := New(Options{Store: e.st, VIPs: []string{"@example.com"}, Location: houston, Now: e.clock, Interval: time.Hour, Health: reg})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- tr.Run(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}()
+	waitUntil := func(what string, cond func() bool) {
+		t.Helper()
+		deadline := time.Now().Add(30 * time.Second)
+		for !cond() {
+			if time.Now().After(deadline) {
+				t.Fatalf("timed out waiting for %s", what)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	waitUntil("the first pass", func() bool { c, _ := reg.Get(HealthName); return c.State == health.OK })
+
+	it := e.deliver(t, rawMail("k1@example.com", "Big Boss <boss@example.com>", "owner@example.com", "Budget", "Thu, 25 Oct 2001 09:30:00 -0500", "Can you send the numbers by Friday?"))
+	tr.Kick()
+	waitUntil("the kicked pass", func() bool {
+		got, err := e.st.TriageOf(ctx, it.ID)
+		return err == nil && got.Decision == "respond"
+	})
+}
+
+// A question the owner answered in Gmail before triage got to it (both
+// arrived in one collection pass) gets no draft: it would only replace the
+// owner's own answer.
+func TestNoDraftForMailTheOwnerAlreadyAnswered(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t)
+	q := e.deliver(t, rawMail("q1@example.com", "Big Boss <boss@example.com>", "owner@example.com", "Budget", "Thu, 25 Oct 2001 09:30:00 -0500", "Can you send the numbers by Friday?"))
+	open := e.deliver(t, rawMail("q2@example.com", "Big Boss <boss@example.com>", "owner@example.com", "Hiring", "Thu, 25 Oct 2001 09:40:00 -0500", "Can you interview Sam on Monday?"))
+	e.deliver(t, rawMail("a1@example.com", "Owner <owner@example.com>", "boss@example.com", "Re: Budget", "Thu, 25 Oct 2001 09:50:00 -0500", "Attached.", "In-Reply-To: <q1@example.com>", "References: <q1@example.com>"))
+	tr, _ := New(Options{Store: e.st, VIPs: []string{"@example.com"}, Location: houston, Proposer: e.gate, Notifier: e.queue, Now: e.clock})
+	st, err := tr.Pass(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	answered, _ := e.st.TriageOf(ctx, q.ID)
+	waiting, _ := e.st.TriageOf(ctx, open.ID)
+	if answered.ProposalID != "" || waiting.ProposalID == "" || st.Proposals != 1 {
+		t.Errorf("answered mail: proposal %q; open question: proposal %q; %d proposals in all, want only the open one", answered.ProposalID, waiting.ProposalID, st.Proposals)
 	}
 }
