@@ -220,8 +220,8 @@ notifications:
 	}
 }
 
-// waitFor polls cond for up to two minutes (collection runs every 10s,
-// triage every 30s).
+// waitFor polls cond for up to two minutes (collection runs every 10s; a
+// loaded machine can be slow).
 func waitFor(t *testing.T, d *daemonProc, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(2 * time.Minute)
