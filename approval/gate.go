@@ -83,6 +83,11 @@ type GateOptions struct {
 	OutboxInterval time.Duration
 	// ExecuteTimeout bounds one execution or lookup (default 2 minutes).
 	ExecuteTimeout time.Duration
+	// FindSettle is how long after an interrupted attempt began the remote
+	// side's "not found" is believed (default 2 minutes): Gmail can take a
+	// moment to make a mail it accepted searchable, and believing its
+	// absence too early would send the mail twice.
+	FindSettle time.Duration
 }
 
 // Gate holds proposals and decides their fate. It is safe for concurrent use.
@@ -96,6 +101,7 @@ type Gate struct {
 	now      func() time.Time
 	interval time.Duration
 	timeout  time.Duration
+	settle   time.Duration
 
 	kick chan struct{}
 
@@ -126,10 +132,13 @@ func NewGate(opts GateOptions) (*Gate, error) {
 	if opts.ExecuteTimeout <= 0 {
 		opts.ExecuteTimeout = 2 * time.Minute
 	}
+	if opts.FindSettle <= 0 {
+		opts.FindSettle = 2 * time.Minute
+	}
 	return &Gate{
 		st: opts.Store, execs: opts.Executors, notifier: opts.Notifier,
 		expiry: opts.Expiry, snooze: opts.Snooze, log: opts.Log, now: opts.Now,
-		interval: opts.OutboxInterval, timeout: opts.ExecuteTimeout, kick: make(chan struct{}, 1),
+		interval: opts.OutboxInterval, timeout: opts.ExecuteTimeout, settle: opts.FindSettle, kick: make(chan struct{}, 1),
 	}, nil
 }
 

@@ -70,7 +70,8 @@ func (g *Gate) executingIDs(ctx context.Context) ([]string, error) {
 
 // recover resolves proposals found in executing: asked on the remote
 // side, an attempt that landed is recorded as executed, one that did not
-// is run again, and one that cannot be checked yet waits for the next pass.
+// is run again once its absence has had time to settle, and one that
+// cannot be checked yet waits for the next pass.
 func (g *Gate) recover(ctx context.Context, ids []string) {
 	for _, id := range ids {
 		if ctx.Err() != nil {
@@ -94,11 +95,32 @@ func (g *Gate) recover(ctx context.Context, ids []string) {
 			}
 		case found:
 			g.finish(ctx, p, remoteID, nil, "found on the remote side after an interrupted attempt")
+		case g.attemptAge(ctx, p) < g.settle:
+			g.log.Info("interrupted execution not found on the remote side yet; looking again before any retry", "proposal", id)
 		default:
 			g.log.Info("interrupted execution did not reach the remote side; executing it now", "proposal", id)
 			g.run(ctx, p, ex, "retry after an interrupted attempt: no earlier attempt found")
 		}
 	}
+}
+
+// attemptAge is how long ago p's latest execution attempt began, from the
+// audit log (else from the approval); zero when the log cannot be read, so
+// nothing is retried blindly.
+func (g *Gate) attemptAge(ctx context.Context, p *Proposal) time.Duration {
+	entries, err := g.Audit(ctx, p.ID, 0)
+	if err != nil {
+		g.log.Warn("could not read when an execution began", "proposal", p.ID, "err", err)
+		return 0
+	}
+	began := p.Decided
+	for i := len(entries) - 1; i >= 0; i-- {
+		if entries[i].Action == "executing" {
+			began = entries[i].Time
+			break
+		}
+	}
+	return g.now().Sub(began)
 }
 
 // ExecuteApproved executes every approved proposal once, oldest first.
