@@ -32,7 +32,12 @@ type agentParts struct {
 // POST /api/v1/chat and resumes runs a restart interrupted.
 func (a *App) openAgent(ctx context.Context, b *api.Backends) error {
 	loc := a.cfg.Location
+	// The hybrid searcher the API serves (keywords and meaning), so the
+	// agent finds what `omnibrain search` finds; keywords alone without it.
 	var search agent.Searcher = a.store
+	if b.Search != nil {
+		search = b.Search
+	}
 	tools, err := agent.StandardTools(agent.ToolDeps{
 		Search: search, Items: a.store, Location: loc, Now: a.store.Now, OwnerEmails: a.cfg.Owner.Emails,
 	})

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -126,6 +127,15 @@ func TestChatWithoutModelAnswersFromSearch(t *testing.T) {
 	}
 	if !strings.Contains(ans.Citations[0].Title, "Transwestern Advice Protest") {
 		t.Fatalf("best result = %+v", ans.Citations[0])
+	}
+	// Misspelt, no keyword matches: only the hybrid search's vector half
+	// (character n-grams) finds it, as `omnibrain search` would.
+	ans, err = c.Chat(context.Background(), api.ChatRequest{Message: "Transwestrn advise protst"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(ans.Citations, func(c agent.Citation) bool { return strings.Contains(c.Title, "Transwestern Advice Protest") }) {
+		t.Fatalf("misspelt question: %+v", ans.Citations)
 	}
 }
 
