@@ -115,8 +115,13 @@ func (c *Chat) Chat(ctx context.Context, sessionID, text string, onEvent func(Ev
 	need, usage := classify(ctx, model, text)
 
 	var items []Cited
+	var outside *store.Period // the period the message named, when nothing in it matched
 	if need == NeedData && c.opts.Search != nil {
-		items = c.retrieve(ctx, text, emit)
+		items, outside = c.retrieve(ctx, text, emit)
+	}
+	instructions := chatInstructions
+	if outside != nil {
+		instructions += fmt.Sprintf("\nNothing in the owner's data from %s matched; the retrieved items are from other times. Say so plainly before using them.", periodText(outside, c.opts.Location))
 	}
 	// A message that clearly asks for planned work ("triage my inbox",
 	// "prepare me for my meeting with Bob") runs with that template's plan
@@ -130,7 +135,7 @@ func (c *Chat) Chat(ctx context.Context, sessionID, text string, onEvent func(Ev
 	if c.opts.Agent != nil {
 		ans, err = c.opts.Agent.Run(ctx, Task{
 			Objective: text, Route: router.TaskChat, History: history, Items: items, Plan: plan, RefinePlan: plan != "" && c.opts.RefinePlans,
-			Instructions: chatInstructions, Interactive: true, Session: sessionID, NoTools: need == NeedGeneral,
+			Instructions: instructions, Interactive: true, Session: sessionID, NoTools: need == NeedGeneral,
 		}, func(ev Event) {
 			if ev.Type != EventDone { // chat sends its own done, after saving the session
 				emit(ev)
@@ -142,7 +147,7 @@ func (c *Chat) Chat(ctx context.Context, sessionID, text string, onEvent func(Ev
 	}
 	if ans == nil || ans.Stop == StopNoModel || (ans.Stop == StopBudget && ans.ToolCalls == 0 && len(ans.Proposals) == 0) {
 		if need == NeedData && items == nil && c.opts.Search != nil {
-			items = c.retrieve(ctx, text, emit)
+			items, outside = c.retrieve(ctx, text, emit)
 		}
 		if ans != nil && ans.Stop == StopBudget {
 			// The owner still gets the best matches, and why there is no more.
@@ -150,7 +155,7 @@ func (c *Chat) Chat(ctx context.Context, sessionID, text string, onEvent func(Ev
 			ans = c.searchAnswer(prev.Text, StopBudget, need, items)
 			ans.RunID, ans.Iterations, ans.Usage = prev.RunID, prev.Iterations, prev.Usage
 		} else {
-			ans = c.noModelAnswer(text, need, items)
+			ans = c.noModelAnswer(text, need, items, outside)
 		}
 		emit(Event{Type: EventText, Text: ans.Text})
 	}
@@ -214,16 +219,21 @@ func (c *Chat) history(ctx context.Context, session string) ([]router.Message, e
 }
 
 // retrieve searches for the message and reports it as a search tool call.
-func (c *Chat) retrieve(ctx context.Context, text string, emit func(Event)) []Cited {
+// When the message named a period in which nothing matched, the items are
+// from other times and outside is that period.
+func (c *Chat) retrieve(ctx context.Context, text string, emit func(Event)) (items []Cited, outside *store.Period) {
 	args, _ := json.Marshal(map[string]any{"query": text, "limit": c.opts.RetrievalItems})
 	emit(Event{Type: EventToolStart, Tool: &ToolEvent{CallID: "retrieval", Name: "search", Arguments: string(args)}})
-	hits, err := c.opts.Search.Search(ctx, store.SearchQuery{Text: text, Limit: c.opts.RetrievalItems, Location: c.opts.Location, Now: c.opts.Now()})
+	hits, err := c.opts.Search.Search(ctx, store.SearchQuery{Text: text, Limit: c.opts.RetrievalItems, Location: c.opts.Location, Now: c.opts.Now(), Fallback: true})
 	if err != nil {
 		c.log.Warn("chat: retrieval failed", "err", err)
 		emit(Event{Type: EventToolEnd, Tool: &ToolEvent{CallID: "retrieval", Name: "search", Status: StatusError}})
-		return nil
+		return nil, nil
 	}
-	items := make([]Cited, 0, len(hits))
+	if len(hits) > 0 {
+		outside = hits[0].Outside
+	}
+	items = make([]Cited, 0, len(hits))
 	for _, h := range hits {
 		snippet := h.Snippet
 		if snippet == "" {
@@ -232,18 +242,20 @@ func (c *Chat) retrieve(ctx context.Context, text string, emit func(Event)) []Ci
 		items = append(items, cited(h.Item, fmt.Sprintf("(item id %d) %s", h.Item.ID, snippet), hitTextLen))
 	}
 	emit(Event{Type: EventToolEnd, Tool: &ToolEvent{CallID: "retrieval", Name: "search", Status: StatusOK}})
-	return items
+	return items, outside
 }
 
 // noModelAnswer is chat without a model: the best search results, and a
 // plain word that a model is needed for more.
-func (c *Chat) noModelAnswer(text string, need Need, items []Cited) *Answer {
+func (c *Chat) noModelAnswer(text string, need Need, items []Cited, outside *store.Period) *Answer {
 	var intro string
 	switch {
 	case need != NeedData:
 		intro = fmt.Sprintf("I can search your mail, calendar and GitHub, but answering in conversation needs a language model, and none is configured (%s).", c.opts.NoModelHint)
 	case len(items) == 0:
 		intro = fmt.Sprintf("No language model is configured, so I can only search — and I found nothing in your data matching %q. For real answers, configure a model (%s).", text, c.opts.NoModelHint)
+	case outside != nil:
+		intro = fmt.Sprintf("No language model is configured, so I can only search — and nothing from %s matched. These items match the other words at other times. For real answers, configure a model (%s).", periodText(outside, c.opts.Location), c.opts.NoModelHint)
 	default:
 		intro = fmt.Sprintf("No language model is configured, so I cannot write an answer — these are the items in your data that best match your question. For real answers, configure a model (%s).", c.opts.NoModelHint)
 	}

@@ -91,7 +91,7 @@ type searchArgs struct {
 func searchTool(d ToolDeps) (*Tool, error) {
 	return NewTool("search", "Search the owner's stored mail, calendar events, GitHub items and documents. Returns numbered items to cite.", Read, 20*time.Second,
 		func(ctx context.Context, a searchArgs) (Result, error) {
-			q := store.SearchQuery{Text: a.Query, Limit: a.Limit, Location: d.Location, Now: d.Now()}
+			q := store.SearchQuery{Text: a.Query, Limit: a.Limit, Location: d.Location, Now: d.Now(), Fallback: true}
 			if q.Limit <= 0 || q.Limit > 25 {
 				q.Limit = 8
 			}
@@ -116,6 +116,10 @@ func searchTool(d ToolDeps) (*Tool, error) {
 				return Result{Text: fmt.Sprintf("No results for %q.", a.Query)}, nil
 			}
 			res := Result{Text: fmt.Sprintf("%d result(s) for %q, best first. Use get_item with an item id for the full text.", len(hits), a.Query)}
+			if o := hits[0].Outside; o != nil {
+				res.Text = fmt.Sprintf("Nothing from %s matched %q. These match its other words at other times, best first; say so if you use them. Use get_item with an item id for the full text.",
+					periodText(o, d.Location), a.Query)
+			}
 			for _, h := range hits {
 				text := h.Snippet
 				if text == "" {
@@ -238,4 +242,10 @@ func parseWhen(s string, loc *time.Location) (time.Time, error) {
 		}
 	}
 	return time.Time{}, fmt.Errorf("%q is not a date (use YYYY-MM-DD, YYYY-MM-DD HH:MM or RFC 3339)", s)
+}
+
+// periodText names a period the way the owner asked for it, with its dates.
+func periodText(p *store.Period, loc *time.Location) string {
+	last := p.Until.Add(-time.Nanosecond)
+	return fmt.Sprintf("%q (%s to %s)", p.Phrase, p.Since.In(loc).Format("2006-01-02"), last.In(loc).Format("2006-01-02"))
 }

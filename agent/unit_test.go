@@ -12,6 +12,7 @@ import (
 
 	"github.com/omnibrain/omnibrain/approval"
 	"github.com/omnibrain/omnibrain/router"
+	"github.com/omnibrain/omnibrain/store"
 )
 
 type echoArgs struct {
@@ -393,5 +394,39 @@ func TestParseWhen(t *testing.T) {
 	}
 	if _, err := parseWhen("next tuesday", loc); err == nil {
 		t.Error("free text accepted as a date")
+	}
+}
+
+// A period named in the query filters; when nothing in it matches, the
+// search tool says so and offers what matches at other times, so the model
+// never presents a 2001 mail as last year's.
+func TestSearchToolIsHonestAboutThePeriod(t *testing.T) {
+	ctx := context.Background()
+	st := openStore(t)
+	_, err := st.UpsertItems(ctx, []*store.Item{{Source: "jsonl", ExternalID: "budget-2001", Kind: "document",
+		Time: time.Date(2001, 5, 14, 9, 0, 0, 0, time.UTC), Title: "Budget review", Body: "The Q3 budget review is moved to Friday."}}, store.UpsertOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	r, err := StandardTools(ToolDeps{Search: st, Items: st, Location: time.UTC, Now: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	search, _ := r.Get("search")
+	for _, c := range []struct {
+		query, want string
+	}{
+		{"budget review", "1 result(s)"},
+		{"budget review last year", `Nothing from "last year" (2025-01-01 to 2025-12-31) matched`},
+		{"budget review in May 2001", "1 result(s)"},
+	} {
+		res, err := search.run(ctx, json.RawMessage(fmt.Sprintf(`{"query":%q}`, c.query)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasPrefix(res.Text, c.want) || len(res.Items) != 1 || res.Items[0].ExternalID != "budget-2001" {
+			t.Errorf("%q: %q with %d items, want it to start %q and cite the mail", c.query, res.Text, len(res.Items), c.want)
+		}
 	}
 }

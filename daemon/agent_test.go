@@ -137,6 +137,15 @@ func TestChatWithoutModelAnswersFromSearch(t *testing.T) {
 	if !slices.ContainsFunc(ans.Citations, func(c agent.Citation) bool { return strings.Contains(c.Title, "Transwestern Advice Protest") }) {
 		t.Fatalf("misspelt question: %+v", ans.Citations)
 	}
+	// The mailbox is from 2001: asked about "last year", chat says nothing
+	// from then matched before it shows what matches at other times.
+	ans, err = c.Chat(context.Background(), api.ChatRequest{Message: "Transwestern advice protest last year"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(ans.Text, `nothing from "last year"`) || len(ans.Citations) == 0 || !strings.Contains(ans.Citations[0].Title, "Transwestern Advice Protest") {
+		t.Fatalf("a period with no matches: %s\n%+v", ans.Text, ans.Citations)
+	}
 }
 
 // TestPluginsJoinTheAgent: a read-only plugin tool is offered to the
