@@ -11,7 +11,8 @@ import (
 const snippetWords = 24
 
 // snippet picks the stretch of the item's text with the most query terms
-// and marks them [like this]. It works on the item text in Go rather than
+// and marks them «like this» (not [like this], which answers use for
+// citations). It works on the item text in Go rather than
 // with FTS5's snippet(), so hits found only by vectors get one too.
 func snippet(it *Item, terms []queryTerm) string {
 	text := it.Body
@@ -56,7 +57,7 @@ func snippet(it *Item, terms []queryTerm) string {
 		b.WriteString(collapseSpace(text[from:spans[i][0]]))
 		w := text[spans[i][0]:spans[i][1]]
 		if match[i] > 0 {
-			b.WriteString("[" + w + "]")
+			b.WriteString("«" + w + "»")
 		} else {
 			b.WriteString(w)
 		}

@@ -221,10 +221,10 @@ func TestSearchSnippets(t *testing.T) {
 				e1 = h.Snippet
 			}
 		}
-		if !strings.Contains(s1, "[pipeline]") || !strings.Contains(s1, "[approval]") || !strings.HasPrefix(s1, "…") || !strings.HasSuffix(s1, "…") {
+		if !strings.Contains(s1, "«pipeline»") || !strings.Contains(s1, "«approval»") || !strings.HasPrefix(s1, "…") || !strings.HasSuffix(s1, "…") {
 			t.Errorf("%s: snippet %q", mode, s1)
 		}
-		if e1 != "[Pipelines] review" {
+		if e1 != "«Pipelines» review" {
 			t.Errorf("%s: title-only snippet %q", mode, e1)
 		}
 	}

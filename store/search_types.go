@@ -30,7 +30,7 @@ type SearchQuery struct {
 type Hit struct {
 	Item    *Item
 	Score   float64
-	Snippet string // with the matched terms marked [like this]
+	Snippet string // with the matched terms marked «like this»
 	// Outside is the period the query named when nothing in it matched
 	// and the hit comes from another time (only with Fallback).
 	Outside *Period

@@ -634,7 +634,7 @@ func (s *searcher) Search(_ context.Context, q store.SearchQuery) ([]store.Hit, 
 	s.mu.Lock()
 	s.q = q.Text
 	s.mu.Unlock()
-	return []store.Hit{{Item: &store.Item{Title: "Q3 budget <final>", Source: "gmail", Time: time.Now()}, Snippet: "the [budget] is"}}, nil
+	return []store.Hit{{Item: &store.Item{Title: "Q3 budget <final>", Source: "gmail", Time: time.Now()}, Snippet: "the «budget» is"}}, nil
 }
 
 func (s *searcher) query() string { s.mu.Lock(); defer s.mu.Unlock(); return s.q }
