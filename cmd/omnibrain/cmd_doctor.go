@@ -7,11 +7,13 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
 	"github.com/omnibrain/omnibrain/api"
 	"github.com/omnibrain/omnibrain/config"
+	"github.com/omnibrain/omnibrain/health"
 	"github.com/omnibrain/omnibrain/store"
 )
 
@@ -100,7 +102,7 @@ func runDoctor(ctx context.Context, e *env) []checkResult {
 	}
 
 	add(checkDatabase(ctx, filepath.Join(home, store.FileName)))
-	add(checkDaemon(ctx, filepath.Join(home, api.SocketName)))
+	out = append(out, checkDaemon(ctx, filepath.Join(home, api.SocketName))...)
 	out = append(out, checkSecretFiles(home, cfg)...)
 	add(checkDisk(home))
 	if cfg != nil {
@@ -147,11 +149,39 @@ func checkDatabase(ctx context.Context, path string) checkResult {
 	return checkResult{Name: "database", Status: "ok", Detail: fmt.Sprintf("schema %d, FTS5 present, %d items, integrity ok", v, n)}
 }
 
-func checkDaemon(ctx context.Context, socket string) checkResult {
-	if dialDaemon(ctx, socket) != nil {
-		return checkResult{Name: "daemon", Status: "ok", Detail: "running, API answering on " + socket}
+// checkDaemon reports whether a daemon answers and, when one does, each
+// component its health model reports down (fail) or degraded (warn), with
+// the fix the component gives. Gmail and Calendar are checkGoogle's.
+func checkDaemon(ctx context.Context, socket string) []checkResult {
+	c := dialDaemon(ctx, socket)
+	if c == nil {
+		return []checkResult{{Name: "daemon", Status: "warn", Detail: "not running (commands still work on the data directly)", Fix: "omnibrain service install && omnibrain service start   (or run it in the foreground: omnibrain run)"}}
 	}
-	return checkResult{Name: "daemon", Status: "warn", Detail: "not running (commands still work on the data directly)", Fix: "omnibrain service install && omnibrain service start   (or run it in the foreground: omnibrain run)"}
+	st, err := c.Status(ctx)
+	if err != nil {
+		return []checkResult{{Name: "daemon", Status: "fail", Detail: "running, but its status fails: " + apiError(err).Error(), Fix: "see the daemon's log (journalctl --user -u omnibrain, or HOME/logs on macOS)"}}
+	}
+	out := []checkResult{{Name: "daemon", Status: "ok", Detail: fmt.Sprintf("running (pid %d), API answering on %s; overall %s", st.PID, socket, st.Overall)}}
+	for _, comp := range st.Components {
+		if comp.Name == "gmail" || comp.Name == "calendar" {
+			continue
+		}
+		switch comp.State {
+		case health.Down:
+			fix := comp.Detail
+			if fix == "" {
+				fix = "the daemon retries with backoff; see its log for the cause"
+			}
+			out = append(out, checkResult{Name: comp.Name, Status: "fail", Detail: "down: " + comp.LastError, Fix: fix})
+		case health.Degraded:
+			detail := comp.Detail
+			if comp.LastError != "" {
+				detail += " (last error: " + comp.LastError + ")"
+			}
+			out = append(out, checkResult{Name: comp.Name, Status: "warn", Detail: "degraded: " + strings.TrimSpace(detail)})
+		}
+	}
+	return out
 }
 
 // checkSecretFiles flags token files that others can read.

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -77,5 +79,39 @@ func TestDoctor(t *testing.T) {
 				t.Fatalf("doctor stopped early: %+v", res)
 			}
 		})
+	}
+}
+
+// With a daemon running, doctor reports what its health model says: a
+// component that is down fails the check, with the component's own fix.
+func TestDoctorReportsTheDaemonsHealth(t *testing.T) {
+	refusing := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusUnauthorized)
+		w.Write([]byte(`{"message":"Bad credentials","documentation_url":"https://docs.github.com/rest"}`))
+	}))
+	defer refusing.Close()
+	home := t.TempDir()
+	startDaemon(t, home, "OMNIBRAIN_GITHUB_TOKEN=ghp_revoked0123456789", "OMNIBRAIN_GITHUB_API_URL="+refusing.URL)
+
+	res, err := doctorResults(t, home, nil)
+	if d := find(res, "daemon"); d.Status != "ok" || !strings.Contains(d.Detail, "pid") {
+		t.Fatalf("daemon check = %+v (doctor error %v)", d, err)
+	}
+	if _, _, code := runCLI(t, home, "collect", "github"); code == 0 {
+		t.Fatal("collect github succeeded against a server refusing the token")
+	}
+	res, err = doctorResults(t, home, nil)
+	if err == nil {
+		t.Fatal("doctor passed with a component down")
+	}
+	var gh checkResult
+	for _, r := range res {
+		if r.Name == "github" && r.Status == "fail" {
+			gh = r
+		}
+	}
+	if !strings.Contains(gh.Detail, "down") || !strings.Contains(gh.Fix, "omnibrain auth github") {
+		t.Fatalf("github component check = %+v; want a failure with the fix; all: %+v", gh, res)
 	}
 }
