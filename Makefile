@@ -6,7 +6,7 @@ BIN     := bin/omnibrain
 VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 
-.PHONY: build run test bench lint fmt clean cc
+.PHONY: build run test race bench lint fmt clean cc
 
 # SQLite is compiled with cgo: a C compiler is the one thing Go alone lacks.
 # On Debian/Ubuntu it is installed when missing (as root, or with sudo).
@@ -24,8 +24,15 @@ build: cc
 run: build
 	./$(BIN) run
 
+## test: every package's tests; tests needing ../shared/data skip without it.
+## The timeout is per package: the CLI's end-to-end tests build and run the
+## binary, which on a busy 2-core machine takes minutes, not seconds.
 test: cc
-	go test -count=1 ./...
+	go test -count=1 -timeout 30m ./...
+
+## race: the same tests under the race detector (a second SQLite build).
+race: cc
+	go test -race -count=1 -timeout 45m ./...
 
 ## bench: benchmarks for ingest, search, triage, approvals (see README)
 bench: cc
@@ -33,10 +40,10 @@ bench: cc
 
 lint: cc
 	go vet ./...
-	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
 fmt:
-	gofmt -w $$(git ls-files '*.go')
+	gofmt -w .
 
 clean:
 	rm -rf bin
