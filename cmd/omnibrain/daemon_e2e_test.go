@@ -83,6 +83,15 @@ func TestDaemonStartsOnEmptyHomeServesStatusAndStopsOnSIGTERM(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &st); err != nil || st.Daemon {
 		t.Fatalf("status without daemon = %+v, %v", st, err)
 	}
+
+	// Ctrl-C in a terminal (SIGINT) stops it as cleanly as SIGTERM.
+	d = startDaemon(t, home)
+	if err := d.stop(t, syscall.SIGINT); err != nil {
+		t.Fatalf("daemon exit after SIGINT = %v; want a clean exit\n%s", err, d.stderr.String())
+	}
+	if !strings.Contains(d.stderr.String(), "omnibrain stopped") {
+		t.Errorf("no shutdown log line after SIGINT:\n%s", d.stderr.String())
+	}
 }
 
 // The running daemon's API refuses, over loopback TCP, a request without
