@@ -93,7 +93,11 @@ func (t *Tree) event(e suture.Event) {
 		t.health.Restarted(e.ServiceName)
 	case suture.EventServiceTerminate:
 		err := fmt.Errorf("%v", e.Err)
-		t.log.Warn("component failed; restarting", "component", e.ServiceName, "err", err, "restarting", e.Restarting)
+		msg := "component failed; restarting"
+		if !e.Restarting {
+			msg = "component failed; restarting after the backoff"
+		}
+		t.log.Warn(msg, "component", e.ServiceName, "err", err)
 		t.health.Failure(e.ServiceName, err)
 		t.health.Restarted(e.ServiceName)
 	case suture.EventBackoff:
