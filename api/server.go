@@ -24,6 +24,9 @@ const SocketName = "omnibrain.sock"
 // TokenFileName holds the bearer token for the loopback TCP listener.
 const TokenFileName = "api-token"
 
+// MaxBodyBytes bounds a request body (a chat message, an edited payload).
+const MaxBodyBytes = 4 << 20
+
 // socketHost is the Host the client sends over the Unix socket.
 const socketHost = "omnibrain"
 
@@ -106,6 +109,9 @@ func (s *Server) guard(next http.Handler, needToken bool) http.Handler {
 			writeError(w, http.StatusUnauthorized, "unauthorized", "missing or wrong bearer token (see HOME/api-token)")
 			return
 		}
+		// Every request body is a small JSON document; a runaway client
+		// gets a decode error, not the daemon's memory.
+		r.Body = http.MaxBytesReader(w, r.Body, MaxBodyBytes)
 		next.ServeHTTP(w, r)
 	})
 }

@@ -191,3 +191,28 @@ type importerFunc func(context.Context, ImportRequest, func(ImportProgress)) (*I
 func (f importerFunc) Import(ctx context.Context, req ImportRequest, p func(ImportProgress)) (*ImportSummary, error) {
 	return f(ctx, req, p)
 }
+
+func TestOversizedBodyIsABadRequest(t *testing.T) {
+	called := false
+	imp := importerFunc(func(ctx context.Context, req ImportRequest, p func(ImportProgress)) (*ImportSummary, error) {
+		called = true
+		return &ImportSummary{}, nil
+	})
+	srv := httptest.NewServer(NewServer(logging.Discard(), "tok", Backends{Importer: imp}).TCPHandler())
+	defer srv.Close()
+	body := `{"format":"jsonl","path":"/x","pad":"` + strings.Repeat("a", MaxBodyBytes) + `"}`
+	req, _ := http.NewRequest("POST", srv.URL+"/api/v1/import", strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer tok")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var eb ErrorBody
+	if err := json.NewDecoder(resp.Body).Decode(&eb); err != nil || resp.StatusCode != http.StatusBadRequest || !strings.Contains(eb.Error.Message, "too large") {
+		t.Fatalf("status %d, body %+v, %v; want 400 saying the body is too large", resp.StatusCode, eb, err)
+	}
+	if called {
+		t.Fatal("the importer ran on an oversized request")
+	}
+}
