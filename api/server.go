@@ -72,7 +72,7 @@ func NewServer(log *slog.Logger, token string, b Backends) *Server {
 	s.mux.HandleFunc("POST /api/v1/briefings/{kind}", s.handleBriefing)
 	s.mux.HandleFunc("GET /api/v1/briefings", s.handleBriefings)
 	s.mux.HandleFunc("GET /api/v1/explain", s.handleExplain)
-	s.mux.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
+	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "not_found", fmt.Sprintf("no route %s %s", r.Method, r.URL.Path))
 	})
 	return s

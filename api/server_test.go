@@ -102,10 +102,12 @@ func TestClientOverTCPAndErrors(t *testing.T) {
 		t.Fatalf("status = %+v, %v", st, err)
 	}
 	// An unknown route and an unavailable backend both answer the one error shape.
-	err = c.do(context.Background(), "GET", "/api/v1/nope", nil, nil)
 	var ae *Error
-	if !errors.As(err, &ae) || ae.Status != 404 || ae.Code != "not_found" || !errors.Is(err, ErrNotFound) {
-		t.Fatalf("unknown route: %#v", err)
+	for _, path := range []string{"/api/v1/nope", "/", "/api/v2/status"} {
+		err = c.do(context.Background(), "GET", path, nil, nil)
+		if !errors.As(err, &ae) || ae.Status != 404 || ae.Code != "not_found" || !errors.Is(err, ErrNotFound) {
+			t.Fatalf("unknown route %s: %#v", path, err)
+		}
 	}
 	_, err = c.Search(context.Background(), SearchRequest{Query: "x"})
 	if !errors.As(err, &ae) || ae.Status != http.StatusNotImplemented || !strings.Contains(ae.Message, "search") {
