@@ -123,6 +123,14 @@ const idleWait = time.Minute
 
 // Run delivers until ctx is done.
 func (d *Dispatcher) Run(ctx context.Context) error {
+	if n, err := d.o.Store.RequeueSending(ctx); err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return fmt.Errorf("notify: %w", err)
+	} else if n > 0 {
+		d.o.Log.Warn("notifications interrupted mid-send are queued again; the owner may see them twice", "count", n)
+	}
 	var backoff time.Duration
 	for {
 		wait, err := d.Pass(ctx)
@@ -215,7 +223,16 @@ func (d *Dispatcher) one(ctx context.Context, m Queued, now, quiet time.Time) er
 			return d.update(ctx, m.ID, store.NotificationUpdate{State: store.NotificationQueued, NotBefore: dec.Until})
 		}
 	}
-	err := d.o.Sender.Send(ctx, m)
+	// Claim it first: /briefing may answer with a briefing the queue also
+	// holds, and only one of the two may show it.
+	claimed, err := d.o.Store.ClaimNotification(ctx, m.ID)
+	if err != nil {
+		return fmt.Errorf("notify: %w", err)
+	}
+	if !claimed {
+		return nil
+	}
+	err = d.o.Sender.Send(ctx, m)
 	var perm *PermanentError
 	var ra *RetryAfterError
 	switch {
@@ -224,25 +241,28 @@ func (d *Dispatcher) one(ctx context.Context, m Queued, now, quiet time.Time) er
 			d.o.Health.Success(d.o.HealthName)
 			d.o.Health.Add(d.o.HealthName, "notifications_delivered", 1)
 		}
-		return d.update(ctx, m.ID, store.NotificationUpdate{State: store.NotificationDelivered, CountAttempt: true})
+		// Recorded even if shutdown began meanwhile: an unrecorded delivery
+		// would be sent again after the restart.
+		return d.update(context.WithoutCancel(ctx), m.ID, store.NotificationUpdate{From: store.NotificationSending, State: store.NotificationDelivered, CountAttempt: true})
 	case errors.As(err, &perm):
 		d.o.Log.Error("notification refused by the channel; kept as failed", "id", m.ID, "key", m.Key, "err", err)
 		if d.o.Health != nil {
 			d.o.Health.Add(d.o.HealthName, "notifications_failed", 1)
 		}
-		return d.update(ctx, m.ID, store.NotificationUpdate{State: store.NotificationFailed, Error: err.Error(), CountAttempt: true})
+		return d.update(ctx, m.ID, store.NotificationUpdate{From: store.NotificationSending, State: store.NotificationFailed, Error: err.Error(), CountAttempt: true})
 	case errors.As(err, &ra):
 		d.degrade(err)
 		if ra.RateLimit {
 			d.pausedUntil = now.Add(ra.After)
 		}
-		d.update(ctx, m.ID, store.NotificationUpdate{State: store.NotificationQueued, Error: err.Error(), CountAttempt: true})
+		d.update(ctx, m.ID, store.NotificationUpdate{From: store.NotificationSending, State: store.NotificationQueued, Error: err.Error(), CountAttempt: true})
 		return err
 	default:
 		if ctx.Err() == nil {
 			d.degrade(err)
-			d.update(ctx, m.ID, store.NotificationUpdate{State: store.NotificationQueued, Error: err.Error(), CountAttempt: true})
 		}
+		// Back to the queue even when stopping, so it is not left claimed.
+		d.update(context.WithoutCancel(ctx), m.ID, store.NotificationUpdate{From: store.NotificationSending, State: store.NotificationQueued, Error: err.Error(), CountAttempt: true})
 		return fmt.Errorf("notify: deliver %d: %w", m.ID, err)
 	}
 }

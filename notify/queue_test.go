@@ -307,3 +307,64 @@ func TestRunWakesOnNotify(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// answeringPolicy stands in for the owner's /briefing answering with a
+// briefing the queue also holds: between the dispatcher reading its due
+// list and sending, the notification is marked delivered another way.
+type answeringPolicy struct {
+	st *store.Store
+}
+
+func (p answeringPolicy) Decide(ctx context.Context, m notify.Queued, _ time.Time) notify.Decision {
+	p.st.UpdateNotification(ctx, m.ID, store.NotificationUpdate{State: store.NotificationDelivered, Error: "answered in the chat"})
+	return notify.Decision{Action: notify.Deliver}
+}
+
+// A notification delivered another way after the dispatcher listed it is
+// not sent again; one the dispatcher claimed cannot be marked delivered by
+// anyone else; one left claimed by a crash is queued again at start.
+func TestDispatcherClaimsBeforeSending(t *testing.T) {
+	c := &clock{t: time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)}
+	st := open(t, c)
+	q := notify.NewQueue(st, nil)
+	ctx := context.Background()
+	q.Notify(ctx, notify.Message{Level: notify.Important, Key: "briefing:evening", Text: "Evening summary"})
+	s := &sender{}
+	d, _ := notify.NewDispatcher(notify.DispatcherOptions{Queue: q, Store: st, Sender: s, Now: c.Now, Policy: answeringPolicy{st}})
+	if _, err := d.Pass(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.texts(); len(got) != 0 {
+		t.Errorf("sent %q, which the owner already had", got)
+	}
+
+	q.Notify(ctx, notify.Message{Level: notify.Important, Key: "mail:7", Text: "Urgent mail"})
+	n, _ := st.NotificationByKey(ctx, "mail:7")
+	if ok, err := st.ClaimNotification(ctx, n.ID); !ok || err != nil {
+		t.Fatalf("claim: %v %v", ok, err)
+	}
+	if ok, _ := st.ClaimNotification(ctx, n.ID); ok {
+		t.Error("claimed twice")
+	}
+	if err := st.UpdateNotification(ctx, n.ID, store.NotificationUpdate{State: store.NotificationDelivered}); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("a claimed notification was marked delivered from queued: %v", err)
+	}
+	// The daemon died with it claimed: the next dispatcher sends it.
+	d2, _ := notify.NewDispatcher(notify.DispatcherOptions{Queue: q, Store: st, Sender: s, Now: c.Now})
+	runCtx, cancel := context.WithCancel(ctx)
+	s.sent = make(chan struct{}, 1)
+	done := make(chan error, 1)
+	go func() { done <- d2.Run(runCtx) }()
+	select {
+	case <-s.sent:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the interrupted notification was never sent")
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(s.texts()); got != "[Urgent mail]" {
+		t.Errorf("sent %s", got)
+	}
+}

@@ -11,6 +11,7 @@ import (
 // Notification states.
 const (
 	NotificationQueued    = "queued"    // waiting to be delivered (maybe not before NotBefore)
+	NotificationSending   = "sending"   // claimed by the dispatcher, being handed to the channel
 	NotificationDelivered = "delivered" // reached the owner
 	NotificationHeld      = "held"      // recorded, not pushed (silent, or kept for a briefing)
 	NotificationFailed    = "failed"    // the channel refused it for good; LastError says why
@@ -115,15 +116,23 @@ func (s *Store) NextNotificationTime(ctx context.Context, now time.Time) (time.T
 
 // NotificationUpdate is what delivery learned about a notification.
 type NotificationUpdate struct {
+	// From is the state the notification must be in for the update to
+	// apply: queued (the default), or sending for the dispatcher that
+	// claimed it.
+	From         string
 	State        string
 	NotBefore    time.Time // for queued: retry or defer until then
 	Error        string
 	CountAttempt bool
 }
 
-// UpdateNotification records a delivery outcome. Only queued notifications
-// change, so a notification delivered once is never put back.
+// UpdateNotification records a delivery outcome. Only a notification in
+// u.From changes, so one delivered once is never put back, and one the
+// dispatcher is sending is not also marked delivered by someone else.
 func (s *Store) UpdateNotification(ctx context.Context, id int64, u NotificationUpdate) error {
+	if u.From == "" {
+		u.From = NotificationQueued
+	}
 	now := s.now()
 	var delivered int64
 	if u.State == NotificationDelivered {
@@ -134,14 +143,37 @@ func (s *Store) UpdateNotification(ctx context.Context, id int64, u Notification
 		attempts = 1
 	}
 	res, err := s.db.ExecContext(ctx, `UPDATE notifications SET state = ?, not_before = ?, last_error = ?, attempts = attempts + ?, delivered = ?
-		WHERE id = ? AND state = ?`, u.State, ms(u.NotBefore), u.Error, attempts, delivered, id, NotificationQueued)
+		WHERE id = ? AND state = ?`, u.State, ms(u.NotBefore), u.Error, attempts, delivered, id, u.From)
 	if err != nil {
 		return fmt.Errorf("update notification %d: %w", id, err)
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
-		return fmt.Errorf("update notification %d: not queued: %w", id, ErrNotFound)
+		return fmt.Errorf("update notification %d: not %s: %w", id, u.From, ErrNotFound)
 	}
 	return nil
+}
+
+// ClaimNotification moves a queued notification to sending, for the one
+// dispatcher about to hand it to the channel; false if it is no longer
+// queued (delivered another way meanwhile).
+func (s *Store) ClaimNotification(ctx context.Context, id int64) (bool, error) {
+	res, err := s.db.ExecContext(ctx, `UPDATE notifications SET state = ? WHERE id = ? AND state = ?`, NotificationSending, id, NotificationQueued)
+	if err != nil {
+		return false, fmt.Errorf("claim notification %d: %w", id, err)
+	}
+	n, err := res.RowsAffected()
+	return n == 1, err
+}
+
+// RequeueSending puts back notifications a dispatcher claimed but never
+// settled (the daemon stopped mid-send) and returns how many. The channel
+// may have shown them already: at least once is all a chat API allows.
+func (s *Store) RequeueSending(ctx context.Context) (int64, error) {
+	res, err := s.db.ExecContext(ctx, `UPDATE notifications SET state = ? WHERE state = ?`, NotificationQueued, NotificationSending)
+	if err != nil {
+		return 0, fmt.Errorf("requeue notifications: %w", err)
+	}
+	return res.RowsAffected()
 }
 
 // CountNotifications returns the number of notifications in each state.
