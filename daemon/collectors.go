@@ -14,6 +14,7 @@ import (
 	"github.com/omnibrain/omnibrain/api"
 	"github.com/omnibrain/omnibrain/health"
 	"github.com/omnibrain/omnibrain/internal/supervise"
+	"github.com/omnibrain/omnibrain/internal/wait"
 	"github.com/omnibrain/omnibrain/notify"
 )
 
@@ -84,7 +85,7 @@ type collectorState struct {
 func newCollectorRegistry(log *slog.Logger, reg *health.Registry, n Notifier, now func() time.Time) *collectorRegistry {
 	return &collectorRegistry{
 		log: log.With("component", "collectors"), health: reg, notify: n, now: now,
-		sleep:  sleepCtx,
+		sleep:  wait.Sleep,
 		jitter: func(max time.Duration) time.Duration { return time.Duration(rand.Int64N(int64(max) + 1)) },
 		byName: map[string]*collectorState{},
 	}
@@ -315,15 +316,4 @@ func (r *collectorRegistry) CollectNow(ctx context.Context, names []string) ([]a
 		out = append(out, r.run(ctx, cs).CollectResult)
 	}
 	return out, nil
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }

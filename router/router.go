@@ -14,6 +14,7 @@ import (
 	"github.com/cenkalti/backoff/v5"
 
 	"github.com/omnibrain/omnibrain/config"
+	"github.com/omnibrain/omnibrain/internal/wait"
 	"github.com/omnibrain/omnibrain/notify"
 	"github.com/omnibrain/omnibrain/store"
 )
@@ -144,7 +145,7 @@ func New(ctx context.Context, opts Options) (*Router, error) {
 		r.now = time.Now
 	}
 	if r.sleep == nil {
-		r.sleep = sleep
+		r.sleep = wait.Sleep
 	}
 	r.retry.Attempts = cmp.Or(r.retry.Attempts, 3)
 	r.retry.Initial = cmp.Or(r.retry.Initial, 500*time.Millisecond)
@@ -474,16 +475,5 @@ func (r *Router) tell(ctx context.Context, key string, level notify.Level, text 
 		r.mu.Lock()
 		delete(r.notified, key) // try again with the next call
 		r.mu.Unlock()
-	}
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return context.Cause(ctx)
 	}
 }

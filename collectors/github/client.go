@@ -7,7 +7,6 @@
 package github
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -134,15 +133,3 @@ type RetryLaterError struct {
 func (e *RetryLaterError) Error() string             { return e.Err.Error() }
 func (e *RetryLaterError) Unwrap() error             { return e.Err }
 func (e *RetryLaterError) RetryAfter() time.Duration { return e.After }
-
-// sleepCtx waits d or until ctx is done.
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
-}

@@ -17,6 +17,7 @@ import (
 	gh "github.com/google/go-github/v62/github"
 
 	"github.com/omnibrain/omnibrain/health"
+	"github.com/omnibrain/omnibrain/internal/wait"
 	"github.com/omnibrain/omnibrain/store"
 )
 
@@ -103,7 +104,7 @@ func New(opts Options) (*Collector, error) {
 		opts.Now = time.Now
 	}
 	if opts.Sleep == nil {
-		opts.Sleep = sleepCtx
+		opts.Sleep = wait.Sleep
 	}
 	if opts.MaxPages <= 0 {
 		opts.MaxPages = 10

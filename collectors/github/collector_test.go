@@ -15,6 +15,7 @@ import (
 
 	"github.com/omnibrain/omnibrain/health"
 	fake "github.com/omnibrain/omnibrain/internal/fakes/github"
+	"github.com/omnibrain/omnibrain/internal/wait"
 	"github.com/omnibrain/omnibrain/store"
 )
 
@@ -57,7 +58,7 @@ func (s *sleeper) Sleep(ctx context.Context, d time.Duration) error {
 	s.mu.Unlock()
 	s.clk.Advance(d)
 	if s.real {
-		return sleepCtx(ctx, d)
+		return wait.Sleep(ctx, d)
 	}
 	return ctx.Err()
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/omnibrain/omnibrain/internal/wait"
 	"golang.org/x/oauth2"
 	"google.golang.org/api/calendar/v3"
 	"google.golang.org/api/gmail/v1"
@@ -50,7 +51,7 @@ func NewHTTPClient(opts ClientOptions) *http.Client {
 		opts.MaxWait = 30 * time.Second
 	}
 	if opts.Sleep == nil {
-		opts.Sleep = Sleep
+		opts.Sleep = wait.Sleep
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
@@ -83,18 +84,6 @@ func NewCalendar(ctx context.Context, apiURL string, hc *http.Client) (*calendar
 		return nil, fmt.Errorf("google: calendar client: %w", err)
 	}
 	return svc, nil
-}
-
-// Sleep waits d or until ctx is done.
-func Sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }
 
 // retryTransport retries idempotent reads on 429, 5xx and network errors.
