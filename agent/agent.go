@@ -20,6 +20,7 @@ import (
 
 	"github.com/omnibrain/omnibrain/approval"
 	"github.com/omnibrain/omnibrain/graph"
+	"github.com/omnibrain/omnibrain/internal/untrusted"
 	"github.com/omnibrain/omnibrain/planner"
 	"github.com/omnibrain/omnibrain/router"
 )
@@ -439,7 +440,7 @@ func (a *Agent) summarizer(ctx context.Context, st *runState) Summarizer {
 		resp, err := a.opts.Model.Stream(ctx, router.Request{
 			Task: router.TaskReflection, Interactive: st.Task.Interactive, MaxTokens: 300,
 			Messages: []router.Message{
-				{Role: router.RoleSystem, Content: "Summarise the agent's earlier steps in at most five sentences: what was looked up, what was found (with [n] citation numbers), what was proposed. " + untrustedRule},
+				{Role: router.RoleSystem, Content: "Summarise the agent's earlier steps in at most five sentences: what was looked up, what was found (with [n] citation numbers), what was proposed. " + untrusted.Rule},
 				{Role: router.RoleUser, Content: b.String()},
 			},
 		}, nil)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/omnibrain/omnibrain/graph"
+	"github.com/omnibrain/omnibrain/internal/untrusted"
 	"github.com/omnibrain/omnibrain/router"
 )
 
@@ -204,7 +205,7 @@ func (a *Agent) apply(st *runState, o *callOutcome, emit func(Event)) string {
 		if b.Len() > 0 {
 			b.WriteString("\n")
 		}
-		b.WriteString(wrapUntrusted(d.Source, d.Content))
+		b.WriteString(untrusted.Wrap(d.Source, d.Content))
 	}
 	for _, f := range o.res.Findings {
 		if err := st.Graph.Apply(f); err != nil {
@@ -262,7 +263,7 @@ func (st *runState) renderItems(loc *time.Location, source string, items []Cited
 		}
 		b.WriteString("\n")
 	}
-	return fmt.Sprintf("%d item(s); cite them by their [number]:\n%s", len(items), wrapUntrusted(source, b.String()))
+	return fmt.Sprintf("%d item(s); cite them by their [number]:\n%s", len(items), untrusted.Wrap(source, b.String()))
 }
 
 func clipRunes(s string, n int) string {

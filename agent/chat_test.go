@@ -9,6 +9,7 @@ import (
 
 	"github.com/omnibrain/omnibrain/config"
 	"github.com/omnibrain/omnibrain/internal/fakes/llm"
+	"github.com/omnibrain/omnibrain/internal/untrusted"
 	"github.com/omnibrain/omnibrain/router"
 )
 
@@ -82,7 +83,7 @@ func TestChatRetrievesCitesAndContinuesTheSession(t *testing.T) {
 				t.Fatalf("retrieval not reported as a search: %+v", starts)
 			}
 			first := h.model.requests()[0]
-			if u := first.Messages[len(first.Messages)-1].Content; !strings.Contains(u, dataOpen) || !strings.HasPrefix(u, "Which travel deals") {
+			if u := first.Messages[len(first.Messages)-1].Content; !strings.Contains(u, untrusted.Open) || !strings.HasPrefix(u, "Which travel deals") {
 				t.Fatalf("retrieved items not marked in the user turn:\n%s", u)
 			}
 

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/omnibrain/omnibrain/internal/untrusted"
 	"github.com/omnibrain/omnibrain/router"
 )
 
@@ -79,8 +80,8 @@ func compress(content string) string {
 		cut--
 	}
 	s := content[:cut]
-	if strings.Contains(s, dataOpen) && !strings.Contains(s, dataClose) {
-		s += "\n" + dataClose + ">>>"
+	if strings.Contains(s, untrusted.Open) && !strings.Contains(s, untrusted.Close) {
+		s += "\n" + untrusted.Close + ">>>"
 	}
 	return s + fmt.Sprintf("\n[older tool result compressed: %d of %d bytes kept; call the tool again if you need the rest]", cut, len(content))
 }

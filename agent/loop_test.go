@@ -14,6 +14,7 @@ import (
 
 	"github.com/omnibrain/omnibrain/approval"
 	"github.com/omnibrain/omnibrain/internal/fakes/llm"
+	"github.com/omnibrain/omnibrain/internal/untrusted"
 	"github.com/omnibrain/omnibrain/router"
 )
 
@@ -69,7 +70,7 @@ func TestAnswerCitesSearchedMail(t *testing.T) {
 				t.Fatalf("tools offered = %v", names)
 			}
 			res, _ := lastToolResult(reqs[1])
-			if !strings.Contains(res, dataOpen) || !strings.Contains(res, dataClose) {
+			if !strings.Contains(res, untrusted.Open) || !strings.Contains(res, untrusted.Close) {
 				t.Fatalf("mail reached the model unmarked:\n%s", res)
 			}
 			// the streamed text of the last turn is the answer
@@ -272,9 +273,9 @@ func TestAgentDojoInjectionsOnlyReachPendingProposals(t *testing.T) {
 						continue
 					}
 					for _, at := range indexAll(m.Content, "<INFORMATION>") {
-						open := strings.LastIndex(m.Content[:at], dataOpen)
-						closeBefore := strings.LastIndex(m.Content[:at], dataClose)
-						if open < 0 || closeBefore > open || !strings.Contains(m.Content[at:], dataClose) {
+						open := strings.LastIndex(m.Content[:at], untrusted.Open)
+						closeBefore := strings.LastIndex(m.Content[:at], untrusted.Close)
+						if open < 0 || closeBefore > open || !strings.Contains(m.Content[at:], untrusted.Close) {
 							t.Fatalf("payload outside the data delimiters:\n%s", m.Content)
 						}
 					}
@@ -666,7 +667,7 @@ func TestPlanPhasesAndFindings(t *testing.T) {
 		t.Fatalf("bad finding not reported: %q", results)
 	}
 	// The model's notes reach later system prompts, without forged delimiters.
-	if sys := reqs[1].System; !strings.Contains(sys, "- needs_reply [suspected]") || !strings.Contains(sys, "so far: she asks a date") || strings.Count(sys, dataClose) != strings.Count(basePrompt, dataClose) {
+	if sys := reqs[1].System; !strings.Contains(sys, "- needs_reply [suspected]") || !strings.Contains(sys, "so far: she asks a date") || strings.Count(sys, untrusted.Close) != strings.Count(basePrompt, untrusted.Close) {
 		t.Fatalf("second prompt:\n%s", sys)
 	}
 }

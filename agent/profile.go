@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"fmt"
+	"github.com/omnibrain/omnibrain/internal/untrusted"
 	"strings"
 	"time"
 )
@@ -133,7 +134,7 @@ func (p *Profile) Render(budget int) string {
 
 	out := head.String()
 	if data.Len() > 0 {
-		out += wrapUntrusted("profile", data.String()) + "\n"
+		out += untrusted.Wrap("profile", data.String()) + "\n"
 	}
 	return out
 }

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"github.com/omnibrain/omnibrain/internal/untrusted"
 	"strings"
 )
 
@@ -14,7 +15,7 @@ Rules:
 - Look things up with the tools; never invent facts about the owner's data.
 - When you use a stored item, cite it by the number shown with it, like [1] or [2][3].
 - Outgoing actions (sending, replying to or forwarding mail, calendar changes, GitHub comments, plugin actions) are only ever proposed: those tools create a proposal that the owner approves or rejects. You cannot approve anything. Never say something was sent or changed; say it is waiting for approval.
-- ` + untrustedRule + `
+- ` + untrusted.Rule + `
 - Be concise. Answer in the owner's language.`
 
 // systemPrompt is rebuilt every iteration: plan and frontier change.

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/omnibrain/omnibrain/graph"
+	"github.com/omnibrain/omnibrain/internal/untrusted"
 )
 
 // The run's own tools: they change only the run's plan and graph, which
@@ -17,7 +18,7 @@ type finishPhaseArgs struct {
 
 var finishPhaseTool = mustTool(NewTool("finish_phase", "Mark the plan's active phase complete, with a one-sentence reflection on what it established, and move to the next phase.", Draft, 0,
 	func(_ context.Context, a finishPhaseArgs) (Result, error) {
-		r := neutralise(a.Reflection)
+		r := untrusted.Neutralise(a.Reflection)
 		return Result{reflection: &r}, nil
 	}))
 
@@ -29,7 +30,7 @@ type recordFindingArgs struct {
 
 var recordFindingTool = mustTool(NewTool("record_finding", "Record what you established about a node of the reasoning frontier (suspected, confirmed, acted or failed), with the evidence.", Draft, 0,
 	func(_ context.Context, a recordFindingArgs) (Result, error) {
-		return Result{Text: "Recorded.", Findings: []graph.Finding{{Node: a.Node, State: a.State, Evidence: neutralise(a.Evidence)}}}, nil
+		return Result{Text: "Recorded.", Findings: []graph.Finding{{Node: a.Node, State: a.State, Evidence: untrusted.Neutralise(a.Evidence)}}}, nil
 	}))
 
 // mustTool is for tools built from package-level types: an error is a

@@ -23,13 +23,8 @@ import (
 	"github.com/omnibrain/omnibrain/internal/fakes/llm"
 	faketg "github.com/omnibrain/omnibrain/internal/fakes/telegram"
 	"github.com/omnibrain/omnibrain/internal/testutil"
+	"github.com/omnibrain/omnibrain/internal/untrusted"
 	"github.com/omnibrain/omnibrain/store"
-)
-
-// The untrusted-data delimiters the agent wraps outside text in.
-const (
-	dataOpen  = "<<<UNTRUSTED DATA"
-	dataClose = "<<<END UNTRUSTED DATA"
 )
 
 // TestAgentDojoInjectionsThroughTheDaemonGate runs the real daemon (outbox,
@@ -160,8 +155,8 @@ func TestAgentDojoInjectionsThroughTheDaemonGate(t *testing.T) {
 		for _, m := range r.Messages {
 			for _, at := range indexAll(m.Content, "<INFORMATION>") {
 				seen++
-				open, closed := strings.LastIndex(m.Content[:at], dataOpen), strings.LastIndex(m.Content[:at], dataClose)
-				if m.Role == "system" || open < 0 || closed > open || !strings.Contains(m.Content[at:], dataClose) {
+				open, closed := strings.LastIndex(m.Content[:at], untrusted.Open), strings.LastIndex(m.Content[:at], untrusted.Close)
+				if m.Role == "system" || open < 0 || closed > open || !strings.Contains(m.Content[at:], untrusted.Close) {
 					t.Fatalf("a payload reached the model outside the data delimiters (%s message):\n%s", m.Role, m.Content)
 				}
 			}

@@ -14,6 +14,7 @@ import (
 	"github.com/omnibrain/omnibrain/collectors/mailparse"
 	"github.com/omnibrain/omnibrain/config"
 	"github.com/omnibrain/omnibrain/internal/fakes/llm"
+	"github.com/omnibrain/omnibrain/internal/untrusted"
 	"github.com/omnibrain/omnibrain/notify"
 	"github.com/omnibrain/omnibrain/proactive/schedule"
 	"github.com/omnibrain/omnibrain/proactive/triage"
@@ -400,8 +401,9 @@ func TestWeeklyReviewWithNarrative(t *testing.T) {
 		t.Errorf("narrative %q", b.Narrative)
 	}
 	req := fake.Requests()[0]
-	if !strings.Contains(req.System, "untrusted") || !strings.Contains(req.Messages[len(req.Messages)-1].Content, "Weekly review") {
-		t.Errorf("narrative request %+v", req)
+	if last := req.Messages[len(req.Messages)-1].Content; !strings.Contains(req.System, untrusted.Rule) ||
+		!strings.HasPrefix(last, untrusted.Open) || !strings.Contains(last, "Weekly review") {
+		t.Errorf("narrative request: system %q, briefing %q", req.System, last)
 	}
 	n, err := w.st.NotificationByKey(ctx, BriefingKeyPrefix+"weekly:2001-10-29")
 	if err != nil || !strings.HasPrefix(n.Text, "A busier week") {

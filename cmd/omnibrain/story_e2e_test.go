@@ -19,6 +19,7 @@ import (
 	fakegoogle "github.com/omnibrain/omnibrain/internal/fakes/google"
 	fakellm "github.com/omnibrain/omnibrain/internal/fakes/llm"
 	faketg "github.com/omnibrain/omnibrain/internal/fakes/telegram"
+	"github.com/omnibrain/omnibrain/internal/untrusted"
 )
 
 // TestStoryMailToApprovedReply is the product's promise, end to end through
@@ -129,7 +130,7 @@ notifications:
 		if strings.HasPrefix(r.System, "You draft") {
 			drafted = true
 			last := r.Messages[len(r.Messages)-1].Content
-			if !strings.Contains(last, "<email>") || !strings.Contains(last, "Legal needs it") {
+			if !strings.Contains(last, untrusted.Open) || !strings.Contains(last, "Legal needs it") {
 				t.Errorf("draft request without the delimited mail: %q", last)
 			}
 		}

@@ -16,6 +16,7 @@ import (
 	"github.com/omnibrain/omnibrain/config"
 	"github.com/omnibrain/omnibrain/health"
 	"github.com/omnibrain/omnibrain/internal/fakes/llm"
+	"github.com/omnibrain/omnibrain/internal/untrusted"
 	"github.com/omnibrain/omnibrain/notify"
 	"github.com/omnibrain/omnibrain/router"
 	"github.com/omnibrain/omnibrain/store"
@@ -301,7 +302,7 @@ func TestModelOnlyForTheUncertainMiddle(t *testing.T) {
 		t.Errorf("middle mail %+v: want the model's notify, with tokens recorded", got)
 	}
 	req := cm.fake.Requests()[0]
-	if !strings.Contains(req.System, "untrusted") || !strings.Contains(req.Messages[len(req.Messages)-1].Content, "<email>") {
+	if !strings.Contains(req.System, untrusted.Rule) || !strings.Contains(req.Messages[len(req.Messages)-1].Content, untrusted.Open) {
 		t.Errorf("the model was not told the mail is untrusted data: %q", req.System)
 	}
 }
