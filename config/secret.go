@@ -89,5 +89,15 @@ func WriteSecretFile(path string, data []byte) error {
 	if err := os.Rename(tmp.Name(), path); err != nil {
 		return fmt.Errorf("write secret: %w", err)
 	}
+	// The rename is durable only once the directory is: a refreshed OAuth
+	// token lost to a power cut would leave the old, revoked one behind.
+	dir, err := os.Open(filepath.Dir(path))
+	if err != nil {
+		return fmt.Errorf("write secret: %w", err)
+	}
+	defer dir.Close()
+	if err := dir.Sync(); err != nil {
+		return fmt.Errorf("write secret: sync %s: %w", filepath.Dir(path), err)
+	}
 	return nil
 }
