@@ -344,6 +344,7 @@ func TestChatRefinesPlansWithAPlanningRoute(t *testing.T) {
 // without repeating its tool calls; an interrupted chat run (nobody waits
 // for it any more) is abandoned, not resumed.
 func TestRestartResumesBackgroundRuns(t *testing.T) {
+	testutil.SharedData(t, "mail/enron/maildir/rapp-b") // skip before opening what the test closes by hand
 	f := llm.NewOpenAI(t)
 	cfg := config.Default(t.TempDir())
 	cfg.Location = time.UTC

@@ -101,7 +101,8 @@ func TestDaemonStartsOnEmptyHomeServesStatusAndStopsOnSIGTERM(t *testing.T) {
 func TestDaemonAPIRefusesWhatALocalAPIMustNot(t *testing.T) {
 	home := t.TempDir()
 	addr := freeLoopbackAddr(t)
-	startDaemon(t, home, "OMNIBRAIN_API_LISTEN="+addr)
+	d := startDaemon(t, home, "OMNIBRAIN_API_LISTEN="+addr)
+	waitListening(t, d, addr) // startDaemon waits for the socket; TCP is its own component
 
 	b, err := os.ReadFile(filepath.Join(home, api.TokenFileName))
 	if err != nil {
@@ -370,6 +371,7 @@ func TestDaemonNeverLogsSecrets(t *testing.T) {
 	runCLI(t, home, "collect")
 	runCLI(t, home, "chat", "what is on my calendar today?")
 	// A request with a wrong token is refused and logged.
+	waitListening(t, d, addr)
 	if _, err := api.NewTCPClient("http://"+addr, "wrong-"+secrets["api token"]).Status(context.Background()); err == nil {
 		t.Fatal("TCP API accepted a wrong token")
 	}
@@ -494,5 +496,22 @@ func TestDaemonKilledDuringImportLosesNothingAcknowledged(t *testing.T) {
 	var status api.Status
 	if err := json.Unmarshal([]byte(st), &status); err != nil || status.TotalItems != 2195 || !status.Daemon {
 		t.Fatalf("status after the re-run = %+v, %v; want 2195 items", status, err)
+	}
+}
+
+// waitListening waits until the daemon accepts TCP connections on addr.
+func waitListening(t *testing.T, d *daemonProc, addr string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		c, err := net.DialTimeout("tcp", addr, time.Second)
+		if err == nil {
+			c.Close()
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the daemon never listened on %s: %v\n%s", addr, err, d.stderr.String())
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
