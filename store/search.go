@@ -417,9 +417,10 @@ type vecCandidates struct {
 	err  error // nil with no qv: nothing to embed
 }
 
-// vectorCandidates embeds the query and finds the 2n items nearest to it:
-// from the in-memory index, or, under a filter, among the items it
-// selects (scanning the whole index and filtering afterwards would miss
+// vectorCandidates embeds the query and finds the items nearest to it
+// for re-ranking a search that keeps n vector hits (see candidates): from
+// the in-memory index, or, under a filter, among the items it selects
+// (scanning the whole index and filtering afterwards would miss
 // everything when the filter is narrow).
 func (s *Store) vectorCandidates(ctx context.Context, p *plan, v *Vectors, n int) vecCandidates {
 	qv, err := v.embedQuery(ctx, p.vecText)
@@ -431,30 +432,36 @@ func (s *Store) vectorCandidates(ctx context.Context, p *plan, v *Vectors, n int
 	}
 	var hits []vecHit
 	if p.where == "1" {
-		hits, err = v.nearest(ctx, qv.narrow, 2*n)
+		hits, err = v.nearest(ctx, qv.narrow, n)
 	} else {
 		var ids []int64
 		if ids, err = s.filtered(ctx, p); err == nil {
-			hits, err = v.nearestAmong(ctx, qv.narrow, ids, 2*n)
+			hits, err = v.nearestAmong(ctx, qv.narrow, ids, n)
 		}
 	}
 	return vecCandidates{qv: qv, hits: hits, err: err}
 }
 
 // rerankCandidates ranks the nearest items and the keyword hits (also) by
-// their wide vectors when the embedder has them, and returns the best n.
+// their chunks' stored vectors, and returns the best n: the index holds
+// one approximate vector per item, the chunks say which item is nearest.
+// When the keywords found n hits themselves, the index's best 2n join
+// them: more only adds far-fetched items that crowd the fused ranking (on
+// LoCoMo, with or without 8k mails beside it). When they found fewer (a
+// misspelt query), the vector half has to fill the list and keeps all.
 func (v *Vectors) rerankCandidates(ctx context.Context, c vecCandidates, also []int64, n int) ([]vecHit, error) {
 	if c.qv.narrow == nil {
 		return nil, nil
 	}
-	if c.qv.wide == nil {
-		return c.hits[:min(n, len(c.hits))], nil
+	hits := c.hits
+	if len(also) >= n {
+		hits = hits[:min(len(hits), 2*n)]
 	}
 	ids := slices.Clone(also)
-	for _, h := range c.hits {
+	for _, h := range hits {
 		ids = append(ids, h.item)
 	}
-	return v.rerank(ctx, c.qv.wide, ids, n)
+	return v.rerank(ctx, c.qv, ids, n)
 }
 
 // filtered returns the ids of every item that passes the plan's filters.

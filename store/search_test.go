@@ -245,7 +245,7 @@ func TestVectorSearchFindsTheEndOfLongMail(t *testing.T) {
 	}
 	f := newSearchFixture(t, items)
 	var chunks int
-	if err := f.st.DB().QueryRow(`SELECT COUNT(*) FROM item_vectors v JOIN items i ON i.id = v.item_id WHERE i.external_id = 'long'`).Scan(&chunks); err != nil {
+	if err := f.st.DB().QueryRow(`SELECT COUNT(*) FROM chunk_vectors v JOIN items i ON i.id = v.item_id WHERE i.external_id = 'long'`).Scan(&chunks); err != nil {
 		t.Fatal(err)
 	}
 	if chunks < 3 {

@@ -7,22 +7,26 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"sync"
 
 	chromem "github.com/philippgille/chromem-go"
 )
 
-// vecIndex is the in-memory index: chromem-go collections, one per
-// partition. A small index is one partition searched exhaustively. A large
-// one is split around k-means centroids (an inverted-file index): a query
-// scans the partitions whose centroids are nearest, since chromem's
-// exhaustive scan of 100k vectors alone takes longer than a search may.
+// vecIndex is the in-memory index: one vector per item (the mean of its
+// chunks', see itemVector) in chromem-go collections, one per partition.
+// It only finds candidates: their chunks are re-ranked from SQLite
+// (rerank), so it holds what finding them needs and no more. A small index
+// is one partition searched exhaustively. A large one is split around
+// k-means centroids (an inverted-file index): a query scans the partitions
+// whose centroids are nearest, since chromem's exhaustive scan of 100k
+// vectors alone takes longer than a search may.
 type vecIndex struct {
 	mu    sync.RWMutex // guards parts' membership and items (chromem guards its own maps)
 	parts []*vecPart
-	// items holds each item's chunk vectors (the slices chromem holds, not
-	// copies), so a filtered search scores exactly the items it selects.
-	items map[int64][][]float32
+	// items holds each item's vector (the slice chromem holds, not a
+	// copy), so a filtered search scores exactly the items it selects.
+	items map[int64][]float32
 	// mean is the mean of the vectors the partitions were built from.
 	// Text vectors share a large common direction (the frequent words);
 	// partitions and routing work on what differs from it, or most mail
@@ -52,9 +56,9 @@ func newPart(centroid []float32) (*vecPart, error) {
 	return &vecPart{centroid: centroid, coll: coll}, nil
 }
 
-// buildIndex builds an index over the given chunk ids and unit vectors.
-func buildIndex(ctx context.Context, ids []string, vecs [][]float32, partSize, probe int) (*vecIndex, error) {
-	idx := &vecIndex{probe: probe, builtAt: len(ids), items: make(map[int64][][]float32, len(ids))}
+// buildIndex builds an index over the given items' unit vectors.
+func buildIndex(ctx context.Context, ids []int64, vecs [][]float32, partSize, probe int) (*vecIndex, error) {
+	idx := &vecIndex{probe: probe, builtAt: len(ids), items: make(map[int64][]float32, len(ids))}
 	if len(ids) <= 2*partSize {
 		p, err := newPart(nil)
 		if err != nil {
@@ -91,12 +95,10 @@ func (x *vecIndex) size() int {
 	return n
 }
 
-// add puts a chunk's vector in the partition with the nearest centroid.
-func (x *vecIndex) add(ctx context.Context, id string, vec []float32) error {
-	item, ok := parseDocID(id)
-	if !ok {
-		return fmt.Errorf("vectors: bad chunk id %q", id)
-	}
+// add puts an item's vector in the partition with the nearest centroid,
+// replacing the one it had.
+func (x *vecIndex) add(ctx context.Context, item int64, vec []float32) error {
+	id := strconv.FormatInt(item, 10)
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	p := x.parts[0]
@@ -108,52 +110,52 @@ func (x *vecIndex) add(ctx context.Context, id string, vec []float32) error {
 			}
 		}
 	}
+	if _, had := x.items[item]; had {
+		x.removeLocked(ctx, item, id) // it may belong in another partition now
+	}
 	if err := p.coll.AddDocument(ctx, chromem.Document{ID: id, Embedding: vec}); err != nil {
 		return fmt.Errorf("vectors: index %s: %w", id, err)
 	}
-	x.items[item] = append(x.items[item], vec)
+	x.items[item] = vec
 	return nil
 }
 
-// remove drops every chunk of an item.
-func (x *vecIndex) remove(ctx context.Context, item int64, maxChunks int) {
-	ids := make([]string, maxChunks)
-	for i := range ids {
-		ids[i] = docID(item, int64(i))
-	}
+// remove drops an item.
+func (x *vecIndex) remove(ctx context.Context, item int64) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
+	if _, had := x.items[item]; had {
+		x.removeLocked(ctx, item, strconv.FormatInt(item, 10))
+	}
+}
+
+func (x *vecIndex) removeLocked(ctx context.Context, item int64, id string) {
 	for _, p := range x.parts {
-		p.coll.Delete(ctx, nil, nil, ids...)
+		p.coll.Delete(ctx, nil, nil, id)
 	}
 	delete(x.items, item)
 }
 
-// among returns up to n of the given items nearest to q, best first,
-// scoring every chunk of each exactly.
+// among returns up to n of the given items nearest to q, best first.
 func (x *vecIndex) among(q []float32, items []int64, n int) []vecHit {
 	x.mu.RLock()
 	hits := make([]vecHit, 0, min(len(items), 1024))
 	for _, it := range items {
-		chunks := x.items[it]
-		if len(chunks) == 0 {
+		vec, ok := x.items[it]
+		if !ok {
 			continue // not embedded yet
 		}
-		best := float32(-2)
-		for _, c := range chunks {
-			best = max(best, dot32(q, c))
-		}
-		hits = append(hits, vecHit{it, best})
+		hits = append(hits, vecHit{it, dot32(q, vec)})
 	}
 	x.mu.RUnlock()
 	sortVecHits(hits)
 	return hits[:min(n, len(hits))]
 }
 
-// query returns up to n nearest chunks, best first. A partitioned index
+// query returns up to n nearest items, best first. A partitioned index
 // scans the partitions nearest to q until it has seen probe partitions'
 // worth of vectors (at least probe partitions' centroids' worth of mail).
-func (x *vecIndex) query(ctx context.Context, q []float32, n int) ([]chromem.Result, error) {
+func (x *vecIndex) query(ctx context.Context, q []float32, n int) ([]vecHit, error) {
 	x.mu.RLock()
 	parts := x.parts
 	x.mu.RUnlock()
@@ -186,11 +188,16 @@ func (x *vecIndex) query(ctx context.Context, q []float32, n int) ([]chromem.Res
 		}
 		out = append(out, res...)
 	}
-	slices.SortFunc(out, func(a, b chromem.Result) int { return cmp.Compare(b.Similarity, a.Similarity) })
-	if len(out) > n {
-		out = out[:n]
+	hits := make([]vecHit, 0, len(out))
+	for _, r := range out {
+		item, err := strconv.ParseInt(r.ID, 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("vectors: bad document id %q", r.ID)
+		}
+		hits = append(hits, vecHit{item, r.Similarity})
 	}
-	return out, nil
+	sortVecHits(hits)
+	return hits[:min(n, len(hits))], nil
 }
 
 func dot32(a, b []float32) float32 {
