@@ -33,7 +33,10 @@ import (
 //     rest is the executable's mapped pages, 40-70 MB depending on how the
 //     kernel holds the file in its page cache (a freshly linked binary is
 //     mapped in 2 MB pages);
-//   - hwm-MB: the peak resident size during the start (VmHWM).
+//   - hwm-MB: the peak resident size during the start (VmHWM);
+//   - rss-used-MB: VmRSS once more, idle again after a few hundred
+//     searches: what the daemon holds once the garbage collector's heap
+//     has grown with use, not just after the start's clean-up.
 //
 // The home is prepared through the store package (100k items take a
 // minute or two to store and embed on 2 cores). Set OMNIBRAIN_BENCH_HOME to
@@ -43,7 +46,7 @@ func BenchmarkDaemonStart(b *testing.B) {
 		b.Run(fmt.Sprintf("items=%d", n), func(b *testing.B) {
 			home := benchHome(b, n)
 			bin := binary(b)
-			var ready, vectors, rss, anon, hwm float64
+			var ready, vectors, rss, anon, hwm, used float64
 			for b.Loop() {
 				r := startAndMeasure(b, bin, home)
 				ready += r.ready.Seconds() * 1000
@@ -51,6 +54,7 @@ func BenchmarkDaemonStart(b *testing.B) {
 				rss += r.rssKB / 1024
 				anon += r.anonKB / 1024
 				hwm += r.hwmKB / 1024
+				used += r.usedKB / 1024
 			}
 			runs := float64(b.N)
 			b.ReportMetric(ready/runs, "ready-ms")
@@ -58,14 +62,15 @@ func BenchmarkDaemonStart(b *testing.B) {
 			b.ReportMetric(rss/runs, "rss-MB")
 			b.ReportMetric(anon/runs, "anon-MB")
 			b.ReportMetric(hwm/runs, "hwm-MB")
+			b.ReportMetric(used/runs, "rss-used-MB")
 			b.ReportMetric(0, "ns/op") // wall time per op is mostly the settle wait
 		})
 	}
 }
 
 type startResult struct {
-	ready, vectors       time.Duration
-	rssKB, anonKB, hwmKB float64
+	ready, vectors               time.Duration
+	rssKB, anonKB, hwmKB, usedKB float64
 }
 
 // settle is how long the daemon idles, index loaded, before RSS is read.
@@ -131,6 +136,20 @@ func startAndMeasure(b *testing.B, bin, home string) startResult {
 		b.Fatal(err)
 	}
 	if res.hwmKB, err = procStatusKB(cmd.Process.Pid, "VmHWM"); err != nil {
+		b.Fatal(err)
+	}
+	gen := newMailGen(2) // queries in the words of the mail
+	for i := range 300 {
+		q := gen.text(2 + i%3)
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		_, err := c.Search(ctx, api.SearchRequest{Query: q, Limit: 10})
+		cancel()
+		if err != nil {
+			b.Fatalf("search %q: %v", q, err)
+		}
+	}
+	time.Sleep(settle)
+	if res.usedKB, err = procStatusKB(cmd.Process.Pid, "VmRSS"); err != nil {
 		b.Fatal(err)
 	}
 	return res
