@@ -4,6 +4,8 @@ import (
 	"context"
 	"flag"
 	"log/slog"
+	"os"
+	"runtime/debug"
 
 	"github.com/omnibrain/omnibrain/daemon"
 	"github.com/omnibrain/omnibrain/internal/logging"
@@ -35,6 +37,7 @@ func runCommand() *command {
 			if err := cfg.Validate(); err != nil {
 				return err
 			}
+			tuneGC()
 			log := logging.New(e.stderr, cfg.LogLevel, cfg.Secrets())
 			// A library writing with the standard log package goes through
 			// the same handler, so its lines are redacted too.
@@ -46,5 +49,22 @@ func runCommand() *command {
 			defer app.Close()
 			return app.Run(ctx)
 		},
+	}
+}
+
+// daemonGCPercent is the daemon's GOGC. Its heap is mostly the vector
+// index: long-lived and pointer-free, so cheap for the collector to mark,
+// but at the default of 100 the heap grows by the index's whole size again
+// before each collection, and stays resident. At 100k items 25 keeps the
+// idle daemon after use at about 180 MB instead of 230 MB and its start's
+// peak at 150 MB instead of 180 (BenchmarkDaemonStart rss-used-MB,
+// hwm-MB), for about a tenth more CPU while importing (BenchmarkIngest
+// items/cpu-s under GOGC=25).
+const daemonGCPercent = 25
+
+// tuneGC sets the daemon's GOGC unless the environment sets one.
+func tuneGC() {
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(daemonGCPercent)
 	}
 }
