@@ -36,7 +36,7 @@ type VectorOptions struct {
 	// partitions' share of the vectors (an IVF index), so search time
 	// stays flat as the mailbox grows. Defaults 2000 and 8: at 100k items
 	// a query scans a sixth of them. Smaller partitions route better for
-	// the same share scanned (TestVectorKnownItemsAtScale: 28% of known
+	// the same share scanned (TestVectorKnownItemsAtScale: 23% of known
 	// mails found with partitions twice this size and half the probes),
 	// but each costs a chromem query and k-means time at load.
 	PartitionSize int
