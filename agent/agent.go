@@ -23,6 +23,7 @@ import (
 	"github.com/omnibrain/omnibrain/internal/untrusted"
 	"github.com/omnibrain/omnibrain/planner"
 	"github.com/omnibrain/omnibrain/router"
+	"github.com/omnibrain/omnibrain/store"
 )
 
 // Model is the model call the agent makes; *router.Router provides it.
@@ -350,7 +351,7 @@ func (a *Agent) loop(parent context.Context, st *runState, emit func(Event)) (*A
 		}
 		proposed, capped := a.runCalls(ctx, st, tools, resp.ToolCalls, emit)
 		if (proposed || st.Iteration%lim.CheckpointEvery == 0) && a.opts.Checkpoints != nil {
-			a.save(ctx, st, nil)
+			a.save(ctx, st, nil, store.RunRunning)
 		}
 		if capped {
 			return a.finish(ctx, st, emit, StopToolCap)
@@ -396,13 +397,17 @@ func (a *Agent) finish(ctx context.Context, st *runState, emit func(Event), stop
 		Retrieval: len(st.Cites) > 0,
 	}
 	if a.opts.Checkpoints != nil {
-		// A canceled run (the daemon stopping) stays resumable; any other
+		// A canceled background run (the daemon stopping) stays resumable;
+		// a canceled chat run lost its caller and is abandoned; any other
 		// end is final. A canceled context must not prevent the save.
-		final := ans
-		if stop == StopCanceled {
-			final = nil
+		switch {
+		case stop == StopCanceled && !st.Task.Interactive:
+			a.save(context.WithoutCancel(ctx), st, nil, store.RunRunning)
+		case stop == StopCanceled:
+			a.save(context.WithoutCancel(ctx), st, ans, store.RunAbandoned)
+		default:
+			a.save(context.WithoutCancel(ctx), st, ans, store.RunDone)
 		}
-		a.save(context.WithoutCancel(ctx), st, final)
 	}
 	emit(Event{Type: EventDone, Answer: ans})
 	return ans, nil

@@ -16,29 +16,23 @@ type Checkpoints interface {
 	AgentRun(ctx context.Context, id string) (*store.AgentRun, error)
 }
 
-// Run statuses in the store.
-const (
-	runRunning = "running"
-	runDone    = "done"
-)
-
-func (a *Agent) save(ctx context.Context, st *runState, ans *Answer) {
-	if err := a.saveRun(ctx, st, ans); err != nil {
+func (a *Agent) save(ctx context.Context, st *runState, ans *Answer, status string) {
+	if err := a.saveRun(ctx, st, ans, status); err != nil {
 		a.log.Error("checkpoint failed", "run", st.ID, "err", err)
 	}
 }
 
-func (a *Agent) saveRun(ctx context.Context, st *runState, ans *Answer) error {
+// saveRun checkpoints a run with its status; ans is nil while it runs.
+func (a *Agent) saveRun(ctx context.Context, st *runState, ans *Answer, status string) error {
 	state, err := json.Marshal(st)
 	if err != nil {
 		return fmt.Errorf("agent: checkpoint: %w", err)
 	}
 	r := &store.AgentRun{
 		ID: st.ID, Session: st.Task.Session, Route: string(st.Task.Route), Objective: st.Task.Objective,
-		Status: runRunning, Iteration: st.Iteration, State: state, Interactive: st.Task.Interactive,
+		Status: status, Iteration: st.Iteration, State: state, Interactive: st.Task.Interactive,
 	}
 	if ans != nil {
-		r.Status = runDone
 		if r.Answer, err = json.Marshal(ans); err != nil {
 			return fmt.Errorf("agent: checkpoint: %w", err)
 		}

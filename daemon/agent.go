@@ -98,7 +98,7 @@ func (a *App) resumeRuns(ctx context.Context) error {
 	}
 	for _, r := range runs {
 		if r.Interactive {
-			if err := a.store.SetAgentRunStatus(ctx, r.ID, "abandoned"); err != nil {
+			if err := a.store.SetAgentRunStatus(ctx, r.ID, store.RunAbandoned); err != nil {
 				return err
 			}
 			continue
@@ -106,7 +106,7 @@ func (a *App) resumeRuns(ctx context.Context) error {
 		ans, err := a.agent.agent.Resume(ctx, r.ID, nil)
 		if err != nil {
 			a.log.Error("resuming an agent run failed", "run", r.ID, "err", err)
-			if serr := a.store.SetAgentRunStatus(ctx, r.ID, "abandoned"); serr != nil {
+			if serr := a.store.SetAgentRunStatus(ctx, r.ID, store.RunAbandoned); serr != nil {
 				return errors.Join(err, serr)
 			}
 			continue

@@ -385,6 +385,14 @@ func TestRestartResumesBackgroundRuns(t *testing.T) {
 	if err != nil || interactive.Stop != agent.StopCanceled {
 		t.Fatalf("chat run: %+v, %v", interactive, err)
 	}
+	// The chat's caller went away: the run is abandoned at once, not left
+	// "running" until the next restart.
+	if r, err := app.Store().AgentRun(context.Background(), interactive.RunID); err != nil || r.Status != store.RunAbandoned {
+		t.Fatalf("canceled chat run: %+v, %v", r, err)
+	}
+	if r, err := app.Store().AgentRun(context.Background(), bg.RunID); err != nil || r.Status != store.RunRunning {
+		t.Fatalf("canceled background run: %+v, %v", r, err)
+	}
 	app.Close()
 	searches := len(f.Requests())
 
@@ -439,7 +447,7 @@ func TestRestartResumesBackgroundRuns(t *testing.T) {
 		t.Fatalf("%d model requests after the restart, want the one that finishes the run", n)
 	}
 	r, err := app.Store().AgentRun(context.Background(), interactive.RunID)
-	if err != nil || r.Status != "abandoned" {
+	if err != nil || r.Status != store.RunAbandoned {
 		t.Fatalf("interrupted chat run: %+v, %v", r, err)
 	}
 }

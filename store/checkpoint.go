@@ -9,6 +9,14 @@ import (
 	"time"
 )
 
+// Agent run statuses. A run that is running when the daemon starts was
+// interrupted by a stop or a crash.
+const (
+	RunRunning   = "running"
+	RunDone      = "done"
+	RunAbandoned = "abandoned" // nobody waits for it any more: never resumed
+)
+
 // AgentRun is a checkpoint of an agent run: its serialised state while it
 // runs, its answer once done. The agent owns the JSON shapes.
 type AgentRun struct {
@@ -16,7 +24,7 @@ type AgentRun struct {
 	Session     string
 	Route       string
 	Objective   string
-	Status      string // running, done, abandoned
+	Status      string // RunRunning, RunDone or RunAbandoned
 	Interactive bool
 	Iteration   int
 	State       json.RawMessage
@@ -79,7 +87,7 @@ func (s *Store) AgentRun(ctx context.Context, id string) (*AgentRun, error) {
 // UnfinishedAgentRuns returns runs still marked running, oldest first:
 // the ones a restart interrupted.
 func (s *Store) UnfinishedAgentRuns(ctx context.Context) ([]*AgentRun, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT `+agentRunColumns+` FROM agent_runs WHERE status = 'running' ORDER BY updated`)
+	rows, err := s.db.QueryContext(ctx, `SELECT `+agentRunColumns+` FROM agent_runs WHERE status = ? ORDER BY updated`, RunRunning)
 	if err != nil {
 		return nil, fmt.Errorf("store: unfinished agent runs: %w", err)
 	}
