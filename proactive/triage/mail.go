@@ -1,6 +1,7 @@
 package triage
 
 import (
+	"slices"
 	"strings"
 	"time"
 
@@ -106,3 +107,12 @@ func lowerAll(in []string) []string {
 
 // Recipients is everyone the mail was sent to.
 func (m Mail) Recipients() int { return len(m.To) + len(m.Cc) }
+
+// HasLabel reports whether the mail carries a Gmail label, given as the
+// API's label id ("SPAM", "CATEGORY_PROMOTIONS"). A Takeout export names
+// the same labels "Spam" and "Category Promotions".
+func (m Mail) HasLabel(id string) bool {
+	return slices.ContainsFunc(m.Labels, func(l string) bool {
+		return strings.EqualFold(strings.ReplaceAll(strings.TrimSpace(l), " ", "_"), id)
+	})
+}

@@ -100,6 +100,20 @@ func Score(m Mail, c Context) Result {
 		r.Reason = "your own mail"
 		return r
 	}
+	// Gmail's own verdicts: what it filed as spam or the owner already
+	// threw away needs nothing from us, whoever sent it.
+	switch {
+	case m.HasLabel("SPAM"):
+		r.Category, r.Decision, r.Level, r.Score = Spam, Ignore, notify.Silent, 0
+		r.add("gmail_spam", 0, "Gmail filed it as spam")
+		r.Reason = "in your Gmail spam folder"
+		return r
+	case m.HasLabel("TRASH"):
+		r.Category, r.Decision, r.Level, r.Score = Personal, Ignore, notify.Silent, 0
+		r.add("gmail_trash", 0, "already in the trash")
+		r.Reason = "you already deleted it"
+		return r
+	}
 	text := strings.ToLower(m.Subject + "\n" + m.Body)
 	toOwner := slices.ContainsFunc(m.To, owner)
 	ccOwner := !toOwner && slices.ContainsFunc(m.Cc, owner)
@@ -381,6 +395,13 @@ func bulkEvidence(r *Result, m Mail, text string, contact *store.Contact, toOwne
 	}
 	if m.AutoSubmitted != "" && m.AutoSubmitted != "no" {
 		add(30, "Auto-Submitted: "+m.AutoSubmitted)
+	}
+	// Gmail's tabs are its own bulk classifier.
+	switch {
+	case m.HasLabel("CATEGORY_PROMOTIONS"):
+		add(30, "Gmail files it under Promotions")
+	case m.HasLabel("CATEGORY_SOCIAL"), m.HasLabel("CATEGORY_FORUMS"):
+		add(20, "Gmail files it under Social or Forums")
 	}
 	local := localPart(m.From)
 	switch {

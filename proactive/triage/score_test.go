@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/omnibrain/omnibrain/collectors/mailparse"
 	"github.com/omnibrain/omnibrain/store"
 )
 
@@ -70,4 +71,52 @@ func hasFactor(r Result, name, detail string) bool {
 		}
 	}
 	return false
+}
+
+// Gmail's labels, as the collector (label ids) and a Takeout import
+// (label names) store them, reach the score: spam and trash are ignored
+// whoever sent them, a Promotions tab mail is bulk.
+func TestGmailLabels(t *testing.T) {
+	owner := "owner@example.com"
+	vip := &store.Contact{Address: "boss@example.com", Inbound: 20, Outbound: 12}
+	raw := "From: Boss <boss@example.com>\r\nTo: " + owner + "\r\nSubject: Contract today\r\nDate: Thu, 25 Oct 2001 09:00:00 -0500\r\n" +
+		"Message-ID: <c@example.com>\r\n\r\nUrgent: can you sign the contract by 5pm today?\r\n"
+	msg, err := mailparse.Parse([]byte(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		labels   []string
+		category Category
+		decision Decision
+		factor   string
+	}{
+		{[]string{"INBOX", "UNREAD"}, Personal, Respond, "request"},
+		{[]string{"SPAM", "UNREAD"}, Spam, Ignore, "gmail_spam"},
+		{[]string{"Spam"}, Spam, Ignore, "gmail_spam"}, // Takeout
+		{[]string{"TRASH"}, Personal, Ignore, "gmail_trash"},
+		{[]string{"INBOX", "CATEGORY_PROMOTIONS"}, Personal, Respond, "correspondent"}, // a correspondent's mail stays personal
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.labels, ","), func(t *testing.T) {
+			it, _ := msg.Item(mailparse.ItemOptions{Source: "gmail", ExternalID: "m1", Labels: tt.labels})
+			r := Score(MailFromItem(it), Context{Owner: []string{owner}, Location: houston, Contact: vip})
+			if r.Category != tt.category || r.Decision != tt.decision || !hasFactor(r, tt.factor, "") {
+				t.Errorf("%s/%s (score %d), want %s/%s with %s: %v", r.Category, r.Decision, r.Score, tt.category, tt.decision, tt.factor, r.Factors)
+			}
+		})
+	}
+
+	// A stranger's promotion is bulk on Gmail's word alone.
+	promo := "From: Shop <deals@shop.example>\r\nTo: " + owner + "\r\nSubject: Your weekend picks\r\nDate: Thu, 25 Oct 2001 09:00:00 -0500\r\n\r\nFresh picks for you.\r\n"
+	pm, err := mailparse.Parse([]byte(promo))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for labels, want := range map[string]Category{"INBOX": Personal, "INBOX,CATEGORY_PROMOTIONS": Bulk, "Inbox,Category Promotions": Bulk} {
+		it, _ := pm.Item(mailparse.ItemOptions{Source: "gmail", ExternalID: "p1", Labels: strings.Split(labels, ",")})
+		if r := Score(MailFromItem(it), Context{Owner: []string{owner}, Location: houston}); r.Category != want {
+			t.Errorf("labels %s: %s (bulk evidence %d), want %s: %v", labels, r.Category, r.BulkScore, want, r.Factors)
+		}
+	}
 }
