@@ -65,6 +65,9 @@ func (a *App) openGoogle(ctx context.Context) error {
 		if r.Gone > 0 {
 			detail += fmt.Sprintf(", %d deleted before they could be read", r.Gone)
 		}
+		if r.Deleted > 0 {
+			detail += fmt.Sprintf(", %d deleted in Gmail and removed here", r.Deleted)
+		}
 		return CollectOutcome{Seen: r.Seen, Stored: r.Stored, Skipped: r.Skipped, Detail: detail}, gc.wrap(err)
 	}})
 	if err != nil {

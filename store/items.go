@@ -304,6 +304,22 @@ func (t *Tx) AckEvents(consumer string, eventID int64) error {
 	return nil
 }
 
+// DeleteItem removes an item its source no longer has (mail the owner
+// deleted for good). Its search rows, vectors, events and triage go with
+// it (triggers and cascades); contact and thread statistics keep it.
+// It reports whether there was such an item.
+func (t *Tx) DeleteItem(source, externalID string) (bool, error) {
+	res, err := t.exec(`DELETE FROM items WHERE source = ? AND external_id = ?`, source, externalID)
+	if err != nil {
+		return false, fmt.Errorf("delete item %s/%s: %w", source, externalID, err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return false, fmt.Errorf("delete item %s/%s: %w", source, externalID, err)
+	}
+	return n > 0, nil
+}
+
 // Cursor returns a collector's saved sync position ("" if none).
 func (s *Store) Cursor(ctx context.Context, collector string) (string, error) {
 	var c string

@@ -58,6 +58,7 @@ type Result struct {
 	Stored  int    // new or changed items
 	Skipped int    // malformed messages, logged and skipped
 	Gone    int    // listed, then deleted before they could be fetched
+	Deleted int    // stored items removed: deleted for good in Gmail
 }
 
 // Collector syncs one mailbox. Collect may be called from several
@@ -188,17 +189,18 @@ func (c *Collector) full(ctx context.Context, mode string, startHistory uint64) 
 		return res, err
 	}
 	c.log.Info("gmail "+mode, "listed", len(ids), "to_fetch", len(todo), "days", c.days)
-	return res, c.fetchAndStore(ctx, todo, startHistory, &res)
+	return res, c.fetchAndStore(ctx, todo, startHistory, nil, &res)
 }
 
 var errStopPaging = errors.New("enough messages listed")
 
-// incremental applies the history since the cursor.
+// incremental applies the history since the cursor. Mail deleted for good
+// in Gmail is deleted here too: the owner meant it to be gone.
 func (c *Collector) incremental(ctx context.Context, start uint64) (Result, error) {
 	res := Result{Mode: "incremental"}
-	var added, relabelled []string
+	var added, relabelled, deleted []string
 	latest := start
-	call := c.svc.Users.History.List("me").StartHistoryId(start).HistoryTypes("messageAdded", "labelAdded", "labelRemoved").MaxResults(500)
+	call := c.svc.Users.History.List("me").StartHistoryId(start).HistoryTypes("messageAdded", "messageDeleted", "labelAdded", "labelRemoved").MaxResults(500)
 	err := call.Pages(ctx, func(page *gm.ListHistoryResponse) error {
 		for _, h := range page.History {
 			for _, a := range h.MessagesAdded {
@@ -209,6 +211,9 @@ func (c *Collector) incremental(ctx context.Context, start uint64) (Result, erro
 			}
 			for _, l := range h.LabelsRemoved {
 				relabelled = append(relabelled, l.Message.Id)
+			}
+			for _, d := range h.MessagesDeleted {
+				deleted = append(deleted, d.Message.Id)
 			}
 		}
 		latest = max(latest, page.HistoryId)
@@ -228,7 +233,8 @@ func (c *Collector) incremental(ctx context.Context, start uint64) (Result, erro
 			todo = append(todo, id)
 		}
 	}
-	return res, c.fetchAndStore(ctx, todo, latest, &res)
+	todo = slices.DeleteFunc(todo, func(id string) bool { return slices.Contains(deleted, id) })
+	return res, c.fetchAndStore(ctx, todo, latest, deleted, &res)
 }
 
 // notStored keeps the ids (once each, in order) that have no item yet.
@@ -261,8 +267,9 @@ type fetched struct {
 }
 
 // fetchAndStore fetches ids with a few parallel requests, stores them in
-// batches, and saves the cursor in the transaction of the last batch.
-func (c *Collector) fetchAndStore(ctx context.Context, ids []string, historyID uint64, res *Result) error {
+// batches, and deletes the deleted ids and saves the cursor in the
+// transaction of the last batch.
+func (c *Collector) fetchAndStore(ctx context.Context, ids []string, historyID uint64, deleted []string, res *Result) error {
 	g, gctx := errgroup.WithContext(ctx)
 	work := make(chan string)
 	out := make(chan fetched, c.batch) // fetching goes on while a batch is written
@@ -306,7 +313,7 @@ func (c *Collector) fetchAndStore(ctx context.Context, ids []string, historyID u
 		}
 		batch = append(batch, f)
 		if len(batch) >= c.batch {
-			storeErr = c.store(ctx, batch, 0, res)
+			storeErr = c.store(ctx, batch, 0, nil, res)
 			batch = batch[:0]
 		}
 	}
@@ -316,7 +323,7 @@ func (c *Collector) fetchAndStore(ctx context.Context, ids []string, historyID u
 	if storeErr != nil {
 		return storeErr
 	}
-	return c.store(ctx, batch, historyID, res)
+	return c.store(ctx, batch, historyID, deleted, res)
 }
 
 // fetch gets one message in raw format and parses it.
@@ -361,12 +368,12 @@ func decodeRaw(s string) ([]byte, error) {
 	return base64.RawURLEncoding.DecodeString(strings.TrimRight(s, "="))
 }
 
-// store writes one batch; historyID > 0 also saves the cursor, after the
-// items, in the same transaction.
-func (c *Collector) store(ctx context.Context, batch []fetched, historyID uint64, res *Result) error {
-	var stored, skipped, gone int
+// store writes one batch and deletes the deleted ids; historyID > 0 also
+// saves the cursor, after the items, in the same transaction.
+func (c *Collector) store(ctx context.Context, batch []fetched, historyID uint64, deleted []string, res *Result) error {
+	var stored, skipped, gone, removed int
 	err := c.st.Tx(ctx, func(tx *store.Tx) error {
-		stored, skipped, gone = 0, 0, 0
+		stored, skipped, gone, removed = 0, 0, 0, 0
 		for _, f := range batch {
 			switch {
 			case f.gone:
@@ -386,6 +393,15 @@ func (c *Collector) store(ctx context.Context, batch []fetched, historyID uint64
 			}
 			if r.Created || r.Changed {
 				stored++
+			}
+		}
+		for _, id := range deleted {
+			ok, err := tx.DeleteItem(Source, id)
+			if err != nil {
+				return err
+			}
+			if ok {
+				removed++
 			}
 		}
 		if historyID == 0 {
@@ -409,5 +425,6 @@ func (c *Collector) store(ctx context.Context, batch []fetched, historyID uint64
 	res.Stored += stored
 	res.Skipped += skipped
 	res.Gone += gone
+	res.Deleted += removed
 	return nil
 }

@@ -179,6 +179,35 @@ func TestBackfillThenIncrementalPicksUpOnlyNewMail(t *testing.T) {
 	if n := e.itemEvents(t) - events; n != 3 {
 		t.Errorf("%d item events, want 3", n)
 	}
+
+	// The owner deletes Bob's mail for good and a new one that arrived
+	// meanwhile: the stored one leaves the store and its search index,
+	// the other is never fetched, and the thread statistics stay.
+	e.now = base.Add(2 * time.Hour)
+	brief := e.add(mail("erin@example.org", "owner@example.com", "Brief", "brief@x", "", "gone soon", e.now), e.now)
+	for _, id := range []string{lunchID.ID, brief.ID} {
+		if err := e.fake.DeleteMessage(id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	gets = e.gets()
+	res, err = c.Collect(ctx)
+	if err != nil || res.Deleted != 1 || res.Seen != 0 || e.gets() != gets {
+		t.Fatalf("pass after deletions = %+v, %v; %d gets", res, err, e.gets()-gets)
+	}
+	if _, err := e.st.ItemByExternalID(ctx, Source, lunchID.ID); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("the deleted mail is still stored: %v", err)
+	}
+	var fts int
+	if err := e.st.DB().QueryRow(`SELECT COUNT(*) FROM items_fts WHERE items_fts MATCH 'lunch'`).Scan(&fts); err != nil || fts != 0 {
+		t.Errorf("%d search rows still match the deleted mail, %v", fts, err)
+	}
+	if th, err := e.st.Thread(ctx, lunch.Thread); err != nil || th.Messages != 1 {
+		t.Errorf("lunch thread after the deletion = %+v, %v", th, err)
+	}
+	if res, err := c.Collect(ctx); err != nil || res.Deleted != 0 {
+		t.Errorf("a second pass = %+v, %v; want nothing left to delete", res, err)
+	}
 }
 
 func TestHistoryExpiredFallsBackToBoundedResync(t *testing.T) {
