@@ -142,11 +142,6 @@ func (g *Gate) ExecuteApproved(ctx context.Context) error {
 // compare-and-set, with the attempt and its idempotency key recorded) and
 // runs it.
 func (g *Gate) executeOne(ctx context.Context, p *Proposal) {
-	if HashPayload(p.Payload) != p.PayloadHash {
-		// The stored bytes are not what the owner approved: never send them.
-		g.claimAndFail(ctx, p, "the stored payload does not match its approved hash; not executed")
-		return
-	}
 	ex, ok := g.executor(p.Kind)
 	if !ok {
 		g.claimAndFail(ctx, p, fmt.Sprintf("nothing can execute a %s proposal (is the account connected? see omnibrain status)", p.Kind))
@@ -194,6 +189,12 @@ func (g *Gate) claimAndFail(ctx context.Context, p *Proposal, reason string) {
 // timeout, a lost answer that could not be looked up) stays executing
 // for Find to resolve on a later pass.
 func (g *Gate) run(ctx context.Context, p *Proposal, ex Executor, note string) {
+	if HashPayload(p.Payload) != p.PayloadHash {
+		// The stored bytes are not what the owner approved: never send
+		// them, on the first attempt or on a retry after a crash.
+		g.finish(ctx, p, "", errors.New("the stored payload does not match its approved hash; not executed"), "")
+		return
+	}
 	if note != "" {
 		g.auditOnly(ctx, store.AuditEntry{Actor: actorSystem, Action: "executing", ProposalID: p.ID, PayloadHash: p.PayloadHash, Detail: note})
 	}

@@ -346,3 +346,44 @@ func restart(t *testing.T, e *env, r *remote, check func(*approval.Gate)) {
 }
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// claimWithoutRunning leaves p in executing with its key, as a crash
+// right after the claim does.
+func claimWithoutRunning(t *testing.T, e *env, p *approval.Proposal) {
+	t.Helper()
+	err := e.st.Tx(context.Background(), func(tx *store.Tx) error {
+		_, err := tx.TransitionProposal(store.ProposalChange{ID: p.ID, From: []string{"approved"}, PayloadHash: p.PayloadHash,
+			To: "executing", IdempotencyKey: approval.IdempotencyKey(p.ID, p.PayloadHash)})
+		if err != nil {
+			return err
+		}
+		return tx.Audit(store.AuditEntry{Actor: "system", Action: "executing", ProposalID: p.ID, PayloadHash: p.PayloadHash})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The retry after an interrupted attempt checks the payload against its
+// approved hash too, like the first attempt.
+func TestOutboxRetryRefusesTamperedPayload(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	p, _ := e.gate.Propose(ctx, reply("hello"))
+	e.gate.Approve(ctx, p.ID, p.PayloadHash, approval.APIOwner())
+	claimWithoutRunning(t, e, p)
+	if _, err := e.st.DB().Exec(`UPDATE proposals SET payload = replace(payload, 'alice', 'mallory') WHERE id = ?`, p.ID); err != nil {
+		t.Fatal(err)
+	}
+	e.clock.Add(time.Hour) // long past the settle time: absence is believed
+	r := &remote{}
+	restart(t, e, r, func(g *approval.Gate) {
+		got, _ := g.Get(ctx, p.ID)
+		if r.calls != 0 {
+			t.Fatalf("a payload the owner did not approve was executed on retry: %v", r.sent)
+		}
+		if got.State != approval.StateFailed {
+			t.Errorf("state %s, want failed", got.State)
+		}
+	})
+}
