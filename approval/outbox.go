@@ -89,6 +89,8 @@ func (g *Gate) recover(ctx context.Context, ids []string) {
 		remoteID, found, err := ex.Find(fctx, p, p.IdempotencyKey)
 		cancel()
 		switch {
+		case errors.Is(err, ErrNoLookup):
+			g.finish(ctx, p, "", fmt.Errorf("interrupted, and %w: not retried, so it may or may not have run; check by hand", err), "")
 		case err != nil:
 			if ctx.Err() == nil {
 				g.log.Warn("could not check an interrupted execution; will ask again", "proposal", id, "err", err)

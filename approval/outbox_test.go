@@ -387,3 +387,28 @@ func TestOutboxRetryRefusesTamperedPayload(t *testing.T) {
 		}
 	})
 }
+
+// An executor that cannot look an earlier attempt up (ErrNoLookup) must
+// not have it retried blindly: the interrupted proposal fails, the owner
+// is told, and nothing runs again.
+func TestOutboxInterruptedWithoutLookupFailsNotRetried(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	p, _ := e.gate.Propose(ctx, reply("hello"))
+	e.gate.Approve(ctx, p.ID, p.PayloadHash, approval.APIOwner())
+	claimWithoutRunning(t, e, p)
+	r := &remote{findErr: fmt.Errorf("plugin x cannot be asked: %w", approval.ErrNoLookup)}
+	e.clock.Add(time.Hour)
+	restart(t, e, r, func(g *approval.Gate) {
+		got, _ := g.Get(ctx, p.ID)
+		if r.calls != 0 {
+			t.Fatalf("%d attempts after an interruption that cannot be checked", r.calls)
+		}
+		if got.State != approval.StateFailed || !strings.Contains(got.Error, "cannot be checked") {
+			t.Errorf("state %s (%q), want failed saying it cannot be checked", got.State, got.Error)
+		}
+	})
+	if _, err := e.st.NotificationByKey(ctx, "proposal-failed:"+p.ID); err != nil {
+		t.Errorf("owner not told: %v", err)
+	}
+}

@@ -150,6 +150,12 @@ type AutomationPayload struct {
 // asks Find again on its next passes before anything is retried.
 var ErrOutcomeUnknown = errors.New("whether it reached the remote side is not known yet")
 
+// ErrNoLookup is wrapped by an executor's Find when the remote side
+// cannot be asked whether an attempt landed (a plugin that does not
+// answer lookups). An interrupted attempt is then failed, never retried:
+// a retry could do the action twice.
+var ErrNoLookup = errors.New("whether an earlier attempt ran cannot be checked")
+
 // Executor performs approved proposals of some kinds. Only the gate calls
 // it, and only for a proposal it has moved to executing.
 type Executor interface {

@@ -36,7 +36,12 @@ type Manifest struct {
 	SHA256  string            `yaml:"sha256"`
 	Verify  map[string]string `yaml:"verify"`
 	Timeout Duration          `yaml:"timeout"`
-	Tools   []ToolDecl        `yaml:"tools"`
+	// Find declares that the command answers {"op":"find"} requests
+	// (has the action with this idempotency key already run?). Without
+	// it the command is never asked: a plugin that ignores op would run
+	// the action again instead of answering.
+	Find  bool       `yaml:"find"`
+	Tools []ToolDecl `yaml:"tools"`
 	// Knowledge are markdown or text files (relative paths) that can be
 	// imported as items.
 	Knowledge []string `yaml:"knowledge"`

@@ -335,11 +335,15 @@ func (e executor) Execute(ctx context.Context, p *approval.Proposal, key string)
 	return key, nil
 }
 
-// Find asks the plugin whether an action with key already ran.
+// Find asks the plugin whether an action with key already ran, if its
+// manifest says it can answer (find: true).
 func (e executor) Find(ctx context.Context, p *approval.Proposal, key string) (string, bool, error) {
 	man, decl, pl, err := e.lookup(p)
 	if err != nil {
 		return "", false, err
+	}
+	if !man.Find {
+		return "", false, fmt.Errorf("plugin %s does not answer lookups (find: true in its manifest): %w", man.Name, approval.ErrNoLookup)
 	}
 	resp, err := e.m.run(ctx, man, decl, request{Tool: pl.Tool, Arguments: pl.Arguments, IdempotencyKey: key, Op: "find"})
 	if err != nil {

@@ -230,7 +230,7 @@ func TestChecksumMismatchRefusesToRun(t *testing.T) {
 
 func TestOutgoingToolProposesAndExecutorRunsApproved(t *testing.T) {
 	root := t.TempDir()
-	dir := install(t, root, "chat", "")
+	dir := install(t, root, "chat", "find: true\n")
 	m, _ := Load(root, Options{})
 	payload, _ := json.Marshal(approval.PluginActionPayload{Plugin: "chat", Tool: "post", Arguments: json.RawMessage(`{"text":"hi"}`)})
 	p := &approval.Proposal{ID: "p1", Kind: approval.KindPluginAction, State: approval.StateExecuting, Payload: payload}
@@ -339,4 +339,25 @@ func FuzzParseManifest(f *testing.F) {
 			return
 		}
 	})
+}
+
+// A plugin that does not declare find: true speaks only the documented
+// protocol ({"tool","arguments"} → {"output"}): sent a lookup, it would
+// simply run the action again. Find must not start it at all.
+func TestFindNeverRunsAPluginThatDoesNotAnswerLookups(t *testing.T) {
+	root := t.TempDir()
+	dir := install(t, root, "chat", "")
+	m, errs := Load(root, Options{})
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	payload, _ := json.Marshal(approval.PluginActionPayload{Plugin: "chat", Tool: "post", Arguments: json.RawMessage(`{"text":"hi"}`)})
+	p := &approval.Proposal{ID: "p1", Kind: approval.KindPluginAction, State: approval.StateExecuting, Payload: payload}
+	_, found, err := m.Executor().Find(context.Background(), p, "key-123")
+	if found || !errors.Is(err, approval.ErrNoLookup) {
+		t.Errorf("find = %v, %v; want not found and ErrNoLookup", found, err)
+	}
+	if log := calls(t, dir); log != "" {
+		t.Errorf("the plugin was started for a lookup it does not understand: %s", log)
+	}
 }
