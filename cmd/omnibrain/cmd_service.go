@@ -17,6 +17,8 @@ import (
 
 const serviceName = "omnibrain"
 
+var serviceActions = map[string]bool{"install": true, "uninstall": true, "start": true, "stop": true, "status": true}
+
 func serviceCommand() *command {
 	var print bool
 	return &command{
@@ -29,6 +31,11 @@ func serviceCommand() *command {
 		run: func(ctx context.Context, e *env, args []string) error {
 			if len(args) != 1 {
 				return usagef("service needs one of install, uninstall, start, stop, status")
+			}
+			// A typo is a usage error on every system, before the platform
+			// check could bury it under "this service manager is not supported".
+			if !serviceActions[args[0]] {
+				return usagef("unknown service action %q: want install, uninstall, start, stop or status", args[0])
 			}
 			cfg, err := e.config()
 			if err != nil {

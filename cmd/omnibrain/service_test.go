@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -119,5 +120,17 @@ func TestServiceInstallStartStatusUninstallAsSystemdUserUnit(t *testing.T) {
 	}
 	if strings.Contains(string(calls), "sudo") || strings.Contains(string(calls), "/etc/systemd") {
 		t.Errorf("a user service must not touch the system manager:\n%s", calls)
+	}
+}
+
+// A mistyped action is a usage error (exit 2) on every system, also where
+// no supported service manager runs.
+func TestServiceCommandLineMistakes(t *testing.T) {
+	for _, args := range [][]string{{"service"}, {"service", "bogus"}, {"service", "start", "extra"}} {
+		_, err := runInProcess(t, map[string]string{"OMNIBRAIN_HOME": t.TempDir()}, args...)
+		var ue usageError
+		if !errors.As(err, &ue) {
+			t.Errorf("%v: %v, want a usage error", args, err)
+		}
 	}
 }
