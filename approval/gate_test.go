@@ -128,6 +128,11 @@ func TestProposeRejectsBadPayloads(t *testing.T) {
 		{"reply without thread", approval.Draft{Kind: approval.KindReply, Origin: "agent", Payload: approval.EmailPayload{To: []string{"a@b.c"}, Body: "x"}}, "in_reply_to"},
 		{"event without times", approval.Draft{Kind: approval.KindCalendarCreate, Origin: "agent", Payload: approval.CalendarPayload{Summary: "x"}}, "start and end"},
 		{"comment without number", approval.Draft{Kind: approval.KindGitHubComment, Origin: "agent", Payload: approval.GitHubCommentPayload{Owner: "o", Repo: "r", Body: "x"}}, "number"},
+		{"comment repo with query", approval.Draft{Kind: approval.KindGitHubComment, Origin: "agent", Payload: approval.GitHubCommentPayload{Owner: "o", Repo: "r?x=1", Number: 1, Body: "x"}}, "owner and repo"},
+		{"comment repo with fragment", approval.Draft{Kind: approval.KindGitHubComment, Origin: "agent", Payload: approval.GitHubCommentPayload{Owner: "o", Repo: "r#", Number: 1, Body: "x"}}, "owner and repo"},
+		{"comment dot-dot path", approval.Draft{Kind: approval.KindGitHubComment, Origin: "agent", Payload: approval.GitHubCommentPayload{Owner: "..", Repo: "..", Number: 1, Body: "x"}}, "owner and repo"},
+		{"comment escaped dots", approval.Draft{Kind: approval.KindGitHubComment, Origin: "agent", Payload: approval.GitHubCommentPayload{Owner: "o", Repo: "%2e%2e", Number: 1, Body: "x"}}, "owner and repo"},
+		{"comment escaped slash", approval.Draft{Kind: approval.KindGitHubComment, Origin: "agent", Payload: approval.GitHubCommentPayload{Owner: "a%2Fb", Repo: "c", Number: 1, Body: "x"}}, "owner and repo"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"net/mail"
+	"regexp"
 	"strings"
 )
 
@@ -199,10 +200,20 @@ func (p *CalendarPayload) check(kind Kind) error {
 	return nil
 }
 
+// githubName is what GitHub allows in an owner or repository name. The
+// names go into the request path unescaped, so anything else ("?", "#",
+// "..", "%2F") could send the comment to another endpoint than the issue
+// the owner approved.
+var githubName = regexp.MustCompile(`^[A-Za-z0-9._-]{1,100}$`)
+
+func validGitHubName(s string) bool {
+	return githubName.MatchString(s) && s != "." && s != ".."
+}
+
 func (p *GitHubCommentPayload) check() error {
 	switch {
-	case p.Owner == "" || p.Repo == "" || strings.ContainsAny(p.Owner+p.Repo, "/\r\n "):
-		return errors.New("payload: a GitHub comment needs owner and repo")
+	case !validGitHubName(p.Owner) || !validGitHubName(p.Repo):
+		return fmt.Errorf("payload: a GitHub comment needs owner and repo (letters, digits, '.', '_', '-'), not %q/%q", p.Owner, p.Repo)
 	case p.Number <= 0:
 		return errors.New("payload: a GitHub comment needs the issue or pull request number")
 	case strings.TrimSpace(p.Body) == "":
