@@ -255,13 +255,22 @@ func checkIntegrations(cfg *config.Config) []checkResult {
 	case "", "none":
 		out = append(out, checkResult{Name: "llm", Status: "info", Detail: "no model configured: search, triage, briefings and patterns work; chat answers with search results (a local Ollama is used if one answers)", Fix: "set OMNIBRAIN_LLM_PROVIDER (openai, anthropic, ollama), OMNIBRAIN_LLM_MODEL and OMNIBRAIN_LLM_API_KEY"})
 	case "openai", "anthropic":
-		if !cfg.LLM.APIKey.IsSet() && cfg.LLM.BaseURL == "" {
+		switch {
+		case !cfg.LLM.APIKey.IsSet() && cfg.LLM.BaseURL == "":
 			out = append(out, checkResult{Name: "llm", Status: "fail", Detail: cfg.LLM.Provider + " needs an API key", Fix: "set OMNIBRAIN_LLM_API_KEY or llm.api_key_file"})
-		} else {
-			out = append(out, checkResult{Name: "llm", Status: "ok", Detail: fmt.Sprintf("%s %s", cfg.LLM.Provider, cfg.LLM.Model)})
+		case cfg.LLM.Model == "":
+			// The router refuses this too, and the daemon then runs without
+			// a model: say so here rather than tick it.
+			out = append(out, checkResult{Name: "llm", Status: "fail", Detail: cfg.LLM.Provider + " needs a model name; without one the daemon runs with no model", Fix: "set OMNIBRAIN_LLM_MODEL or llm.model (e.g. gpt-4o-mini)"})
+		default:
+			out = append(out, checkResult{Name: "llm", Status: "ok", Detail: cfg.LLM.Provider + " " + cfg.LLM.Model})
 		}
 	default:
-		out = append(out, checkResult{Name: "llm", Status: "ok", Detail: fmt.Sprintf("%s %s", cfg.LLM.Provider, cfg.LLM.Model)})
+		model := cfg.LLM.Model
+		if model == "" {
+			model = "(the first model the server lists)"
+		}
+		out = append(out, checkResult{Name: "llm", Status: "ok", Detail: cfg.LLM.Provider + " " + model})
 	}
 	return out
 }

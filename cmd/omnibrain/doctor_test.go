@@ -57,6 +57,8 @@ func TestDoctor(t *testing.T) {
 			os.WriteFile(filepath.Join(home, "config.yaml"), []byte("nonsense: true\n"), 0o600)
 		}, nil, true, "config", "fail", "config.yaml"},
 		{"cloud model without key", nil, map[string]string{"OMNIBRAIN_LLM_PROVIDER": "anthropic"}, true, "llm", "fail", "OMNIBRAIN_LLM_API_KEY"},
+		{"cloud model without a model name", nil, map[string]string{"OMNIBRAIN_LLM_PROVIDER": "openai", "OMNIBRAIN_LLM_API_KEY": "sk-test"}, true, "llm", "fail", "OMNIBRAIN_LLM_MODEL"},
+		{"cloud model complete", nil, map[string]string{"OMNIBRAIN_LLM_PROVIDER": "openai", "OMNIBRAIN_LLM_API_KEY": "sk-test", "OMNIBRAIN_LLM_MODEL": "gpt-4o-mini"}, false, "llm", "ok", "openai gpt-4o-mini"},
 		{"home readable by others", func(t *testing.T, home string) { os.Chmod(home, 0o755) }, nil, false, "home", "warn", "chmod 700"},
 	}
 	for _, tc := range tests {
