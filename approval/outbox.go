@@ -106,9 +106,10 @@ func (g *Gate) recover(ctx context.Context, ids []string) {
 	}
 }
 
-// attemptAge is how long ago p's latest execution attempt began, from the
-// audit log (else from the approval); zero when the log cannot be read, so
-// nothing is retried blindly.
+// attemptAge is how long ago p's latest execution attempt began or, if it
+// ended without an outcome (a timeout), ended — it may have landed at its
+// very end —, from the audit log (else from the approval); zero when the
+// log cannot be read, so nothing is retried blindly.
 func (g *Gate) attemptAge(ctx context.Context, p *Proposal) time.Duration {
 	entries, err := g.Audit(ctx, p.ID, 0)
 	if err != nil {
@@ -117,7 +118,7 @@ func (g *Gate) attemptAge(ctx context.Context, p *Proposal) time.Duration {
 	}
 	began := p.Decided
 	for i := len(entries) - 1; i >= 0; i-- {
-		if entries[i].Action == "executing" {
+		if a := entries[i].Action; a == "executing" || a == "outcome-unknown" {
 			began = entries[i].Time
 			break
 		}

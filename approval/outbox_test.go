@@ -412,3 +412,62 @@ func TestOutboxInterruptedWithoutLookupFailsNotRetried(t *testing.T) {
 		t.Errorf("owner not told: %v", err)
 	}
 }
+
+// slowRemote accepts a send only as its attempt times out, and the
+// lookup does not show it yet (Gmail indexes accepted mail with a delay).
+type slowRemote struct {
+	mu      sync.Mutex
+	calls   int
+	started chan struct{}
+}
+
+func (r *slowRemote) Execute(ctx context.Context, p *approval.Proposal, key string) (string, error) {
+	r.mu.Lock()
+	r.calls++
+	r.mu.Unlock()
+	r.started <- struct{}{}
+	<-ctx.Done()
+	return "", ctx.Err()
+}
+
+func (r *slowRemote) Find(ctx context.Context, p *approval.Proposal, key string) (string, bool, error) {
+	return "", false, nil
+}
+
+// The settle time runs from when a timed-out attempt ended, not from when
+// it began: an attempt that ran for longer than the settle time may have
+// landed at its very end, and "not found" right after it is not believed.
+func TestOutboxSettleCountsFromTheEndOfATimedOutAttempt(t *testing.T) {
+	e := newEnv(t)
+	r := &slowRemote{started: make(chan struct{}, 4)}
+	ex := &fakeExecutors{byKind: map[approval.Kind]approval.Executor{approval.KindReply: r}}
+	g, err := approval.NewGate(approval.GateOptions{Store: e.st, Executors: ex, Notifier: e.queue, Now: e.clock.Now,
+		OutboxInterval: time.Hour, ExecuteTimeout: 100 * time.Millisecond, FindSettle: 2 * time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	p, _ := g.Propose(ctx, reply("hello"))
+	g.Approve(ctx, p.ID, p.PayloadHash, approval.APIOwner())
+	done := make(chan error)
+	go func() { done <- g.RunOutbox(ctx) }()
+	<-r.started
+	e.clock.Add(3 * time.Minute) // the attempt takes longer than the settle time
+	deadline := time.Now().Add(10 * time.Second)
+	for !hasAudit(t, g, p.ID, "outcome-unknown") {
+		if time.Now().After(deadline) {
+			t.Fatal("the timed-out attempt was not recorded")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	g.Kick() // a pass right after the timeout
+	time.Sleep(300 * time.Millisecond)
+	cancel()
+	<-done
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.calls != 1 {
+		t.Errorf("%d attempts: retried right after a timed-out attempt, before its absence could settle", r.calls)
+	}
+}
