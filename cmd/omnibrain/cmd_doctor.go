@@ -174,11 +174,9 @@ func checkDaemon(ctx context.Context, socket string) []checkResult {
 			}
 			out = append(out, checkResult{Name: comp.Name, Status: "fail", Detail: "down: " + comp.LastError, Fix: fix})
 		case health.Degraded:
-			detail := comp.Detail
-			if comp.LastError != "" {
-				detail += " (last error: " + comp.LastError + ")"
-			}
-			out = append(out, checkResult{Name: comp.Name, Status: "warn", Detail: "degraded: " + strings.TrimSpace(detail)})
+			comp.LastSuccess, comp.Restarts = time.Time{}, 0 // doctor reports the problem only
+			detail := strings.TrimSuffix("degraded: "+componentSummary(comp, time.Now()), ": ")
+			out = append(out, checkResult{Name: comp.Name, Status: "warn", Detail: detail})
 		}
 	}
 	return out

@@ -48,18 +48,9 @@ func statusCommand() *command {
 			e.printf("configured  %s\n", strings.Join(conf, ", "))
 
 			e.printf("\ncomponents\n")
+			now := time.Now()
 			for _, comp := range st.Components {
-				line := fmt.Sprintf("  %-12s %-9s", comp.Name, comp.State)
-				if comp.Detail != "" {
-					line += " " + comp.Detail
-				}
-				if !comp.LastSuccess.IsZero() {
-					line += fmt.Sprintf(" (last ok %s ago)", time.Since(comp.LastSuccess).Round(time.Second))
-				}
-				if comp.LastError != "" && comp.State != health.OK {
-					line += " — " + comp.LastError
-				}
-				e.printf("%s\n", line)
+				e.printf("  %-12s %-9s %s\n", comp.Name, comp.State, componentSummary(comp, now))
 			}
 			e.printf("\nitems  %d total\n", st.TotalItems)
 			for _, c := range st.Items {
@@ -68,6 +59,29 @@ func statusCommand() *command {
 			return nil
 		},
 	}
+}
+
+// componentSummary is a component's detail followed by what else is known
+// (last success, last error, restarts), without dangling separators when
+// some of it is missing.
+func componentSummary(c health.Component, now time.Time) string {
+	var more []string
+	if !c.LastSuccess.IsZero() {
+		more = append(more, fmt.Sprintf("last ok %s ago", now.Sub(c.LastSuccess).Round(time.Second)))
+	}
+	if c.LastError != "" && c.State != health.OK {
+		more = append(more, "last error: "+c.LastError)
+	}
+	if c.Restarts > 0 {
+		more = append(more, fmt.Sprintf("restarted %d times", c.Restarts))
+	}
+	switch {
+	case len(more) == 0:
+		return c.Detail
+	case c.Detail == "":
+		return strings.Join(more, "; ")
+	}
+	return c.Detail + " (" + strings.Join(more, "; ") + ")"
 }
 
 func humanBytes(n int64) string {
