@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"time"
 )
 
@@ -22,14 +23,20 @@ func telegramCommand() *command {
 			if err != nil {
 				return apiError(err)
 			}
+			// A note means the code cannot reach anyone yet (no bot token):
+			// a code to send to no bot is not a success, and the note says
+			// to pair again once the bot runs.
 			if e.json {
-				return e.printJSON(res)
+				if err := e.printJSON(res); err != nil || res.Note == "" {
+					return err
+				}
+				return errSilent
+			}
+			if res.Note != "" {
+				return fmt.Errorf("telegram pair: %s", res.Note)
 			}
 			e.printf("Send this message to your bot in Telegram within %s:\n\n    /start %s\n\n", time.Until(res.Expires).Round(time.Minute), res.Code)
 			e.printf("The code works once. Whoever sends it becomes the only person the bot answers.\n")
-			if res.Note != "" {
-				e.printf("\nNote: %s\n", res.Note)
-			}
 			return nil
 		},
 	}

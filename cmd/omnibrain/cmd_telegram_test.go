@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"regexp"
 	"strings"
 	"syscall"
@@ -89,4 +90,20 @@ func countText(tg *faketg.Server, chatID int64, text string) int {
 		}
 	}
 	return n
+}
+
+// Without a bot token a pairing code can reach nobody: `telegram pair`
+// fails and says what to set, rather than printing a code and exiting 0.
+func TestTelegramPairWithoutTokenFails(t *testing.T) {
+	env := map[string]string{"OMNIBRAIN_HOME": t.TempDir(), "OMNIBRAIN_LLM_PROVIDER": "none"}
+	out, err := runInProcess(t, env, "telegram", "pair")
+	var ue usageError
+	if err == nil || errors.As(err, &ue) || strings.Contains(out, "/start") || !strings.Contains(err.Error(), "OMNIBRAIN_TELEGRAM_TOKEN") {
+		t.Errorf("telegram pair: %v\n%s", err, out)
+	}
+	out, err = runInProcess(t, env, "telegram", "pair", "--json")
+	var res struct{ Note string }
+	if !errors.Is(err, errSilent) || json.Unmarshal([]byte(out), &res) != nil || !strings.Contains(res.Note, "OMNIBRAIN_TELEGRAM_TOKEN") {
+		t.Errorf("telegram pair --json: %v\n%s", err, out)
+	}
 }
