@@ -179,8 +179,8 @@ func TestGitHubFromAuthToCollect(t *testing.T) {
 		return out.String() + errOut.String(), err
 	}
 	out, err := cli("", "collect", "github")
-	if err != nil || !strings.Contains(out, "disabled") || !strings.Contains(out, "omnibrain auth github") {
-		t.Fatalf("collect before auth: %v\n%s", err, out)
+	if err == nil || !strings.Contains(out, "disabled") || !strings.Contains(out, "omnibrain auth github") {
+		t.Fatalf("collect before auth: %v, want a failure with the fix\n%s", err, out)
 	}
 	if out, err := cli("ghp_e2e\n", "auth", "github", "--token-stdin"); err != nil {
 		t.Fatalf("auth: %v\n%s", err, out)

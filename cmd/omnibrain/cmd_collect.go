@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net/http"
 	"strings"
 
 	"github.com/omnibrain/omnibrain/api"
@@ -19,6 +21,10 @@ func collectCommand() *command {
 				return err
 			}
 			res, err := c.Collect(ctx, args...)
+			var ae *api.Error
+			if errors.As(err, &ae) && ae.Status == http.StatusBadRequest {
+				return usagef("collect: %s", ae.Message) // only the names can be wrong
+			}
 			if err != nil {
 				return apiError(err)
 			}
@@ -30,11 +36,20 @@ func collectCommand() *command {
 				printCollect(e, res)
 			}
 			for _, r := range res {
-				if r.State == "failed" {
-					if e.json {
-						return errSilent
-					}
-					return fmt.Errorf("%s failed: %s", r.Collector, r.Error)
+				var err error
+				switch {
+				case r.State == "failed":
+					err = fmt.Errorf("%s failed: %s", r.Collector, r.Error)
+				case r.State == "disabled" && len(args) > 0:
+					// Asked for by name, it collected nothing: a script
+					// running `collect gmail` must not take that for success.
+					err = fmt.Errorf("%s is not set up, nothing was collected", r.Collector)
+				}
+				if err != nil && e.json {
+					return errSilent
+				}
+				if err != nil {
+					return err
 				}
 			}
 			return nil
