@@ -30,6 +30,8 @@ func proposalsCommand() *command {
 			switch {
 			case len(args) == 2 && args[0] == "show":
 				return showProposal(ctx, e, args[1])
+			case len(args) > 0 && args[0] == "show":
+				return usagef("proposals show takes one proposal id (omnibrain proposals lists them)")
 			case len(args) > 0:
 				return usagef("proposals takes no arguments except: show ID")
 			}
@@ -40,6 +42,11 @@ func proposalsCommand() *command {
 			var states []string
 			if state != "" {
 				states = strings.Split(state, ",")
+			}
+			for _, st := range states {
+				if !approval.ValidState(approval.State(st)) {
+					return usagef("proposals: --state %q: want pending, approved, executing, executed, failed, rejected, expired, snoozed or superseded", st)
+				}
 			}
 			ps, err := c.Proposals(ctx, states...)
 			if err != nil {
@@ -77,7 +84,7 @@ func showProposal(ctx context.Context, e *env, id string) error {
 	}
 	d, err := c.Proposal(ctx, id)
 	if err != nil {
-		return apiError(err)
+		return proposalError(id, err)
 	}
 	if e.json {
 		return e.printJSON(d)
@@ -166,7 +173,7 @@ func approveCommand() *command {
 			}
 			d, err := c.Proposal(ctx, args[0])
 			if err != nil {
-				return apiError(err)
+				return proposalError(args[0], err)
 			}
 			shown := d.Proposal
 			if hash != "" && hash != shown.PayloadHash {
@@ -212,7 +219,7 @@ func rejectCommand() *command {
 			}
 			p, err := c.Reject(ctx, args[0])
 			if err != nil {
-				return apiError(err)
+				return proposalError(args[0], err)
 			}
 			if e.json {
 				return e.printJSON(p)
@@ -273,7 +280,7 @@ func editCommand() *command {
 			default:
 				d, err := c.Proposal(ctx, args[0])
 				if err != nil {
-					return apiError(err)
+					return proposalError(args[0], err)
 				}
 				text, err := e.editInEditor(ctx, approval.Body(d.Proposal.Kind, d.Proposal.Payload))
 				if err != nil {
@@ -283,7 +290,7 @@ func editCommand() *command {
 			}
 			p, err := c.Edit(ctx, args[0], req)
 			if err != nil {
-				return apiError(err)
+				return proposalError(args[0], err)
 			}
 			if e.json {
 				return e.printJSON(p)
@@ -294,6 +301,15 @@ func editCommand() *command {
 			return nil
 		},
 	}
+}
+
+// proposalError says plainly that an id names no proposal, and where the
+// ids are; other errors pass through apiError.
+func proposalError(id string, err error) error {
+	if errors.Is(err, api.ErrNotFound) {
+		return fmt.Errorf("no proposal %q (omnibrain proposals lists them)", id)
+	}
+	return apiError(err)
 }
 
 func (e *env) readInput(path string) (string, error) {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -215,4 +216,34 @@ func TestDaemonKilledWhileExecutingSendsOnce(t *testing.T) {
 		t.Errorf("%d mails, %d send requests; want 1 and 1", n, reqs)
 	}
 	d2.stop(t, syscall.SIGTERM)
+}
+
+// Mistakes with proposal ids and states: a wrong state or a missing id is a
+// usage error (exit 2); an id that names nothing says so once, plainly, and
+// where the ids are.
+func TestProposalCommandMistakes(t *testing.T) {
+	env := map[string]string{"OMNIBRAIN_HOME": t.TempDir(), "OMNIBRAIN_LLM_PROVIDER": "none"}
+	tests := []struct {
+		args  []string
+		usage bool
+		want  string
+	}{
+		{[]string{"proposals", "--state", "bogus"}, true, `--state "bogus"`},
+		{[]string{"proposals", "--state", "pending,nope"}, true, `"nope"`},
+		{[]string{"proposals", "show"}, true, "one proposal id"},
+		{[]string{"proposals", "show", "p_missing"}, false, `no proposal "p_missing" (omnibrain proposals lists them)`},
+		{[]string{"approve", "p_missing"}, false, `no proposal "p_missing"`},
+		{[]string{"reject", "p_missing"}, false, `no proposal "p_missing"`},
+		{[]string{"edit", "p_missing", "--body", "x"}, false, `no proposal "p_missing"`},
+		{[]string{"explain", "nope"}, false, `no item or proposal has the id "nope"`},
+	}
+	for _, tc := range tests {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			_, err := runInProcess(t, env, tc.args...)
+			var ue usageError
+			if err == nil || errors.As(err, &ue) != tc.usage || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "not found:") {
+				t.Errorf("error %v (usage error: %v), want %q (usage error: %v)", err, errors.As(err, &ue), tc.want, tc.usage)
+			}
+		})
+	}
 }

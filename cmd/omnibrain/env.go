@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/omnibrain/omnibrain/api"
@@ -126,7 +127,9 @@ func (e *env) printf(format string, args ...any) { fmt.Fprintf(e.stdout, format,
 func apiError(err error) error {
 	var ae *api.Error
 	if errors.As(err, &ae) {
-		return errors.New(ae.Message)
+		// The API prefixes its class ("not found: …"); the rest already
+		// says it in words.
+		return errors.New(strings.TrimPrefix(ae.Message, "not found: "))
 	}
 	return err
 }
