@@ -60,13 +60,16 @@ func TestTransitionProposalIsCompareAndSet(t *testing.T) {
 func TestTelegramStateHelpers(t *testing.T) {
 	st := openApprovalStore(t)
 	ctx := context.Background()
+	if id, at, err := st.TelegramLastUpdate(ctx); err != nil || id != 0 || !at.IsZero() {
+		t.Errorf("last update before any: %d at %v, %v", id, at, err)
+	}
 	for _, id := range []int64{5, 9, 7} {
 		if err := st.SetTelegramLastUpdate(ctx, id); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if got, _ := st.TelegramLastUpdate(ctx); got != 9 {
-		t.Errorf("last update %d, want 9 (never backwards)", got)
+	if got, at, _ := st.TelegramLastUpdate(ctx); got != 7 || at.IsZero() {
+		t.Errorf("last update %d at %v, want 7 (ids may be reseeded lower) and its time", got, at)
 	}
 	if err := st.AddPairingCode(ctx, "hash", time.Now().Add(time.Minute)); err != nil {
 		t.Fatal(err)

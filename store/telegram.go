@@ -96,17 +96,30 @@ func (s *Store) TelegramOwner(ctx context.Context) (int64, error) {
 	return s.metaInt(ctx, metaTelegramOwner)
 }
 
-// TelegramLastUpdate returns the id of the last Telegram update processed.
-func (s *Store) TelegramLastUpdate(ctx context.Context) (int64, error) {
-	return s.metaInt(ctx, metaTelegramLastUpdate)
+// TelegramLastUpdate returns the id of the last Telegram update processed
+// and when it was recorded (0 and the zero time if none).
+func (s *Store) TelegramLastUpdate(ctx context.Context) (int64, time.Time, error) {
+	var v string
+	var at int64
+	err := s.db.QueryRowContext(ctx, `SELECT value, updated FROM meta WHERE key = ?`, metaTelegramLastUpdate).Scan(&v, &at)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, time.Time{}, nil
+	}
+	if err != nil {
+		return 0, time.Time{}, fmt.Errorf("read telegram update id: %w", err)
+	}
+	id, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		return 0, time.Time{}, fmt.Errorf("read telegram update id %q: %w", v, err)
+	}
+	return id, fromMS(at), nil
 }
 
-// SetTelegramLastUpdate records the last processed update id; it never
-// moves backwards.
+// SetTelegramLastUpdate records the last processed update id. It may move
+// backwards: Telegram picks ids at random after a week without updates.
 func (s *Store) SetTelegramLastUpdate(ctx context.Context, id int64) error {
 	_, err := s.db.ExecContext(ctx, `INSERT INTO meta (key, value, updated) VALUES (?, ?, ?)
-		ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated = excluded.updated
-		WHERE CAST(meta.value AS INTEGER) < CAST(excluded.value AS INTEGER)`,
+		ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated = excluded.updated`,
 		metaTelegramLastUpdate, strconv.FormatInt(id, 10), ms(s.now()))
 	if err != nil {
 		return fmt.Errorf("save telegram update id: %w", err)

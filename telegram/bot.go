@@ -95,8 +95,11 @@ type Bot struct {
 	tg  *tgbot.Bot
 	log *slog.Logger
 
-	owner      atomic.Int64
-	lastUpdate int64 // only touched by the update handler (one at a time)
+	owner atomic.Int64
+	// The last update processed, and when: only touched by the update
+	// handler (one at a time).
+	lastUpdate   int64
+	lastUpdateAt time.Time
 
 	jobs chan func(context.Context) // slow work (chat, redraft), off the update loop
 
@@ -145,11 +148,14 @@ func New(ctx context.Context, o Options) (*Bot, error) {
 		owner = paired
 	}
 	b.owner.Store(owner)
-	last, err := o.Store.TelegramLastUpdate(ctx)
+	last, lastAt, err := o.Store.TelegramLastUpdate(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("telegram: %w", err)
 	}
-	b.lastUpdate = last
+	b.lastUpdate, b.lastUpdateAt = last, lastAt
+	if !b.mayRedeliver(o.Now()) {
+		last = 0 // ids may have been reseeded: confirm nothing by number
+	}
 	tg, err := tgbot.New(o.Token,
 		tgbot.WithServerURL(strings.TrimSuffix(o.APIURL, "/")),
 		tgbot.WithSkipGetMe(),

@@ -533,7 +533,7 @@ func TestLastUpdatePersistsAcrossRestart(t *testing.T) {
 	m := h.shown(p)
 	upd, qid := tg.Press(owner, owner.ID, m.ID, data(m, "Snooze"))
 	h.answered(qid)
-	h.wait("the update recorded", func() bool { id, _ := h.st.TelegramLastUpdate(context.Background()); return id == upd })
+	h.wait("the update recorded", func() bool { id, _, _ := h.st.TelegramLastUpdate(context.Background()); return id == upd })
 	h.stop()
 
 	answers := len(tg.Answers())
@@ -550,6 +550,49 @@ func TestLastUpdatePersistsAcrossRestart(t *testing.T) {
 	})
 	if n := len(tg.Answers()); n != answers {
 		t.Errorf("a handled update was handled again after a restart")
+	}
+}
+
+// After a week without updates Telegram picks the next update id at
+// random, possibly below the last one the bot handled: such updates are
+// new, not duplicates, and the ones after them are handled too, also
+// after a restart; a real duplicate of them is still ignored.
+func TestUpdateIDsReseededAfterAQuietWeek(t *testing.T) {
+	tg := faketg.New(token)
+	defer tg.Close()
+	tg.OpenChat(owner.ID)
+	home := t.TempDir()
+	h := start(t, setup{ownerID: owner.ID, home: home, tg: tg})
+	statusReplies := func() int {
+		n := 0
+		for _, s := range tg.SentTo(owner.ID) {
+			if strings.Contains(s.Text, "Waiting for you") {
+				n++
+			}
+		}
+		return n
+	}
+	tg.SendText(owner, "/status")
+	h.wait("the first status", func() bool { return statusReplies() == 1 })
+
+	h.clock.Add(8 * 24 * time.Hour)
+	tg.ReseedUpdateIDs(7)
+	if id := tg.SendText(owner, "/status"); id != 7 {
+		t.Fatalf("update id %d, want the reseeded 7", id)
+	}
+	h.wait("the status after a quiet week", func() bool { return statusReplies() == 2 })
+	tg.SendText(owner, "/status")
+	h.wait("the next status", func() bool { return statusReplies() == 3 })
+	h.wait("the lower id recorded", func() bool { id, _, _ := h.st.TelegramLastUpdate(context.Background()); return id == 8 })
+	h.stop()
+
+	tg.Redeliver(8)
+	h2 := start(t, setup{ownerID: owner.ID, home: home, tg: tg, gh: h.gh})
+	tg.SendText(owner, "/status")
+	h2.wait("the status after a restart", func() bool { return statusReplies() == 4 })
+	time.Sleep(200 * time.Millisecond)
+	if n := statusReplies(); n != 4 {
+		t.Errorf("%d status replies, want 4: the redelivered update was handled again", n)
 	}
 }
 

@@ -15,18 +15,31 @@ import (
 	"github.com/omnibrain/omnibrain/store"
 )
 
+// redeliveryWindow bounds when Telegram can hand out an update again:
+// it keeps unconfirmed updates for 24 hours. After a week without updates
+// it picks the next id at random, possibly below the last one, so an old
+// last id says nothing about a new update.
+const redeliveryWindow = 48 * time.Hour
+
+// mayRedeliver reports whether an update at or below the last id can be
+// a duplicate rather than the start of reseeded ids.
+func (b *Bot) mayRedeliver(now time.Time) bool {
+	return b.lastUpdate > 0 && now.Sub(b.lastUpdateAt) < redeliveryWindow
+}
+
 // onUpdate handles one update, once: an update id at or below the last
 // one processed (kept in the store across restarts) is a duplicate.
 func (b *Bot) onUpdate(ctx context.Context, _ *tgbot.Bot, upd *models.Update) {
 	if upd == nil {
 		return
 	}
-	if upd.ID <= b.lastUpdate {
+	received := b.o.Now()
+	if upd.ID <= b.lastUpdate && b.mayRedeliver(received) {
 		b.log.Info("telegram: duplicate update ignored", "update_id", upd.ID)
 		return
 	}
 	b.HandleUpdate(ctx, upd)
-	b.lastUpdate = upd.ID
+	b.lastUpdate, b.lastUpdateAt = upd.ID, received
 	if err := b.o.Store.SetTelegramLastUpdate(context.WithoutCancel(ctx), upd.ID); err != nil {
 		b.log.Error("telegram: could not record the update id", "update_id", upd.ID, "err", err)
 	}

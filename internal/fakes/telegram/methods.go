@@ -91,6 +91,13 @@ func (s *Server) getUpdates(r *http.Request, p Params) (any, *apiError) {
 	for {
 		s.mu.Lock()
 		s.pollCalls++
+		offset := offset
+		if offset > s.nextUpd {
+			// An offset past every id issued since the ids were reseeded
+			// confirms nothing: Telegram hands out the lower ids regardless
+			// (go-telegram-bot-api/telegram-bot-api#156).
+			offset = 0
+		}
 		if offset > 0 {
 			s.offset = offset
 			kept := s.updates[:0]

@@ -292,6 +292,15 @@ func (s *Server) Press(from User, chatID int64, messageID int, data string) (int
 	return s.pushLocked(map[string]any{"callback_query": cq}, 0), qid
 }
 
+// ReseedUpdateIDs makes the next update id next, as Telegram does after a
+// week without updates ("chosen randomly instead of sequentially"), which
+// may be below every id the bot has seen.
+func (s *Server) ReseedUpdateIDs(next int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.nextUpd = next
+}
+
 // Redeliver queues the update with id again, as a duplicate that arrives
 // whatever offset the bot confirmed.
 func (s *Server) Redeliver(updateID int64) bool {
