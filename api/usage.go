@@ -70,7 +70,7 @@ func (rep *UsageReport) summarize() {
 	rep.TodayUSD = 0
 	group := func(key func(UsageRow) string) []UsageTotal {
 		idx := map[string]int{}
-		var out []UsageTotal
+		out := []UsageTotal{} // [] in JSON, not null, when nothing was spent
 		for _, r := range rep.Rows {
 			k := key(r)
 			i, ok := idx[k]

@@ -26,6 +26,10 @@ func TestUsageCommand(t *testing.T) {
 	if err != nil || !strings.Contains(out, "No model calls in the last 7 days") {
 		t.Fatalf("empty: %q %v", out, err)
 	}
+	// Empty lists are [] for scripts, never null.
+	if out, err := cli("usage", "--json"); err != nil || strings.Contains(out, "null") || !strings.Contains(out, `"by_day": []`) {
+		t.Errorf("empty --json: %v\n%s", err, out)
+	}
 
 	st, err := store.Open(context.Background(), filepath.Join(home, store.FileName), store.Options{})
 	if err != nil {
