@@ -109,7 +109,9 @@ func MessageID(key, from string) (string, error) {
 
 // Execute sends the mail once. When the answer is lost (5xx, network) it
 // looks the Message-ID up before reporting a failure, so a mail that did
-// leave is reported as sent; it never sends again itself.
+// leave is reported as sent; with no answer at all and nothing found yet,
+// the outcome is unknown and the gate looks again later. It never sends
+// again itself.
 func (g *Gmail) Execute(ctx context.Context, p *approval.Proposal, key string) (string, error) {
 	pl, err := emailPayload(p)
 	if err != nil {
@@ -132,7 +134,7 @@ func (g *Gmail) Execute(ctx context.Context, p *approval.Proposal, key string) (
 		g.log.Info("mail sent", "proposal", p.ID, "gmail_id", sent.Id, "thread", sent.ThreadId)
 		return sent.Id, nil
 	}
-	maybeSent := lost(err)
+	maybeSent, noAnswer := lost(err), !answered(err)
 	err = fmt.Errorf("gmail: send %q to %s: %w", pl.Subject, strings.Join(pl.To, ", "), describe(err))
 	if maybeSent && ctx.Err() == nil {
 		id, found, ferr := g.find(ctx, msgID)
@@ -142,9 +144,20 @@ func (g *Gmail) Execute(ctx context.Context, p *approval.Proposal, key string) (
 		case found:
 			g.log.Warn("send answered with an error but the mail is in Gmail", "proposal", p.ID, "err", err)
 			return id, nil
+		case noAnswer:
+			// No answer at all: Gmail may have taken the mail and not
+			// indexed it yet. The gate looks again once that has had
+			// time, rather than telling the owner a sent mail failed.
+			return "", fmt.Errorf("%w; not in Gmail yet: %w", err, approval.ErrOutcomeUnknown)
 		}
 	}
 	return "", err
+}
+
+// answered reports whether Gmail answered the request with a status.
+func answered(err error) bool {
+	var ge *googleapi.Error
+	return errors.As(err, &ge)
 }
 
 // lost reports whether a send may have happened despite the error: the

@@ -8,6 +8,7 @@ import (
 	"io"
 	"mime"
 	"mime/quotedprintable"
+	"net/http"
 	"net/mail"
 	"strings"
 	"testing"
@@ -237,5 +238,46 @@ func TestGmailLostAnswerAndFailedLookupIsUnknown(t *testing.T) {
 	}
 	if n := len(fake.Sent()); n != 1 {
 		t.Errorf("%d mails sent, want 1", n)
+	}
+}
+
+// lostAnswer delivers POSTs to the server and then loses the answer, as a
+// connection reset after the request went out does.
+type lostAnswer struct{ base http.RoundTripper }
+
+func (l lostAnswer) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := l.base.RoundTrip(req)
+	if err != nil || req.Method != http.MethodPost {
+		return resp, err
+	}
+	resp.Body.Close()
+	return nil, errors.New("connection reset by peer")
+}
+
+// The send went out but no answer came at all, and the mail is not found
+// at once (Gmail indexes it a moment later): the outcome is unknown, so
+// the gate looks again after the settle time instead of reporting a
+// failure for a mail that left. The mail is never sent twice here.
+func TestGmailNoAnswerAndNotFoundIsUnknown(t *testing.T) {
+	fake := fakegoogle.New(t, fakegoogle.Options{})
+	ctx := context.Background()
+	svc, err := google.NewGmail(ctx, fake.URL, google.NewHTTPClient(google.ClientOptions{Sleep: noSleep, Base: lostAnswer{http.DefaultTransport}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := NewGmail(GmailOptions{Service: svc, FromName: "Owner", Now: func() time.Time { return sendTime }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := proposal(t, "p7", approval.KindEmail, approval.EmailPayload{To: []string{"bob@example.org"}, Subject: "Hi", Body: "Hello."})
+	key := approval.IdempotencyKey(p.ID, p.PayloadHash)
+	fake.SetSearchLag(true) // the lookup right after the send does not see it yet
+	_, err = g.Execute(ctx, p, key)
+	if !errors.Is(err, approval.ErrOutcomeUnknown) || !strings.Contains(err.Error(), "connection reset") {
+		t.Fatalf("Execute = %v, want an unknown outcome naming the reset", err)
+	}
+	fake.SetSearchLag(false)
+	if id, found, err := g.Find(ctx, p, key); err != nil || !found || len(fake.Sent()) != 1 || id != fake.Sent()[0].ID {
+		t.Errorf("Find afterwards = %q %v %v; %d sent", id, found, err, len(fake.Sent()))
 	}
 }

@@ -112,6 +112,7 @@ type mailbox struct {
 	records  []historyRecord
 	sent     []SentMessage
 	corrupts map[string]bool
+	lagSent  bool // messages.list does not find sent mail yet
 }
 
 type mailMessage struct {
@@ -305,6 +306,14 @@ func (s *Server) ModifyLabels(id string, add, remove []string) error {
 	msg.historyID = m.history
 	m.records = append(m.records, historyRecord{id: m.history, labelMsg: msg, labelsAdded: add, labelsRemoved: remove})
 	return nil
+}
+
+// SetSearchLag makes messages.list miss mail sent through messages.send,
+// as Gmail's search does for a moment after a send, until turned off.
+func (s *Server) SetSearchLag(on bool) {
+	s.mail.mu.Lock()
+	defer s.mail.mu.Unlock()
+	s.mail.lagSent = on
 }
 
 // ExpireHistory makes every historyId issued so far too old: history.list
@@ -639,6 +648,9 @@ func (s *Server) gmailList(w http.ResponseWriter, r *http.Request) {
 	m.mu.Lock()
 	var hits []*mailMessage
 	for _, msg := range m.msgs {
+		if m.lagSent && slices.ContainsFunc(m.sent, func(s SentMessage) bool { return s.ID == msg.id }) {
+			continue
+		}
 		if q.match(msg, spam, r.URL.Query()["labelIds"]) {
 			hits = append(hits, msg)
 		}
