@@ -140,7 +140,7 @@ func (e *Engine) Explain(ctx context.Context, id string) (*Explanation, error) {
 func FormatExplanation(x *Explanation, loc *time.Location) string {
 	var b strings.Builder
 	if it := x.Item; it != nil {
-		fmt.Fprintf(&b, "%s %s from %s: %s\n", it.Source, it.Kind, orNone(it.Sender), orNone(it.Title))
+		fmt.Fprintf(&b, "%s %s%s: %s\n", it.Source, it.Kind, strings.TrimSuffix(" from "+it.Sender, " from "), orNone(it.Title))
 		fmt.Fprintf(&b, "  id %s, %s\n", it.ExternalID, it.Time.In(loc).Format("Mon Jan 2 2006 15:04 MST"))
 	}
 	if tr := x.Triage; tr != nil {

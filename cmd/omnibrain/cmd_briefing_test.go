@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -46,5 +48,24 @@ func TestBriefingAndExplainCLI(t *testing.T) {
 	}
 	if _, _, code := runCLI(t, home, "explain"); code != 2 {
 		t.Errorf("explain without an id: code %d, want 2", code)
+	}
+}
+
+// An item without a sender (a note imported from JSONL) is explained
+// without a made-up "from (no subject)".
+func TestExplainItemWithoutSender(t *testing.T) {
+	home := t.TempDir()
+	notes := filepath.Join(t.TempDir(), "notes.jsonl")
+	line := `{"id":"n1","source":"notes","time":"2026-01-05T10:00:00Z","title":"Budget meeting","text":"Discuss the budget"}` + "\n"
+	if err := os.WriteFile(notes, []byte(line), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"OMNIBRAIN_HOME": home, "OMNIBRAIN_LLM_PROVIDER": "none"}
+	if out, err := runInProcess(t, env, "import", "jsonl", notes); err != nil {
+		t.Fatalf("import: %v\n%s", err, out)
+	}
+	out, err := runInProcess(t, env, "explain", "n1")
+	if err != nil || !strings.HasPrefix(out, "notes document: Budget meeting\n") {
+		t.Errorf("explain n1: %v\n%s", err, out)
 	}
 }
