@@ -22,13 +22,13 @@ func authCommand() *command {
 	var timeout time.Duration
 	return &command{
 		name: "auth",
-		args: "google [--token-file F | --token-stdin] | github [--token-file F | --token-stdin]",
+		args: "google [--token-file F | --token-stdin] [--timeout D] | github [--token-file F | --token-stdin]",
 		summary: "connect Google (Gmail, Calendar) or GitHub; " +
 			"'auth google' prints a URL to open, '--token-file F' imports an OAuth token JSON (for machines without a browser)",
 		flags: func(fs *flag.FlagSet) {
-			fs.StringVar(&tokenFile, "token-file", "", "import the token from file F instead of the browser flow (Google: a standard OAuth token JSON)")
+			fs.StringVar(&tokenFile, "token-file", "", "import the token from file `F` instead of the browser flow (Google: a standard OAuth token JSON)")
 			fs.BoolVar(&tokenStdin, "token-stdin", false, "read the token from standard input")
-			fs.DurationVar(&timeout, "timeout", 5*time.Minute, "how long 'auth google' waits for the browser")
+			fs.DurationVar(&timeout, "timeout", 5*time.Minute, "how long 'auth google' waits for the browser: `D` (e.g. 10m)")
 		},
 		run: func(ctx context.Context, e *env, args []string) error {
 			if len(args) != 1 {

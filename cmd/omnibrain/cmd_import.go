@@ -30,7 +30,7 @@ func importCommand() *command {
 		summary: "import a mail archive (an mbox such as a Google Takeout export, a maildir tree) or a JSONL file; " +
 			"importing the same source again adds nothing",
 		flags: func(fs *flag.FlagSet) {
-			fs.DurationVar(&every, "progress-every", time.Second, "how often to write a progress line when stderr is not a terminal (what it says was added is stored)")
+			fs.DurationVar(&every, "progress-every", time.Second, "every `D` (e.g. 5s), write a progress line when stderr is not a terminal (what it says was added is stored)")
 		},
 		run: func(ctx context.Context, e *env, args []string) error {
 			if len(args) != 2 {

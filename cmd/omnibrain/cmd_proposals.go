@@ -24,7 +24,7 @@ func proposalsCommand() *command {
 		args:    "[--state S] | show ID",
 		summary: "list what omnibrain proposes to do (newest first), or show one proposal whole with its audit log",
 		flags: func(fs *flag.FlagSet) {
-			fs.StringVar(&state, "state", "", "only these states, comma-separated: pending, approved, executing, executed, failed, rejected, expired, snoozed, superseded")
+			fs.StringVar(&state, "state", "", "only states `S`, comma-separated: pending, approved, executing, executed, failed, rejected, expired, snoozed, superseded")
 		},
 		run: func(ctx context.Context, e *env, args []string) error {
 			switch {
@@ -161,7 +161,7 @@ func approveCommand() *command {
 		args:    "ID [--hash H]",
 		summary: "approve a proposal: prints the exact payload and its hash, and approves that payload only",
 		flags: func(fs *flag.FlagSet) {
-			fs.StringVar(&hash, "hash", "", "approve only if the payload hash is this one (what you reviewed)")
+			fs.StringVar(&hash, "hash", "", "approve only if the payload hash is `H` (what you reviewed)")
 		},
 		run: func(ctx context.Context, e *env, args []string) error {
 			if len(args) != 1 {
@@ -237,9 +237,9 @@ func editCommand() *command {
 		args:    "ID [--body TEXT | --file F | --payload F]",
 		summary: "replace a proposal's text (or whole payload) by a new proposal that needs its own approval; without flags opens $EDITOR",
 		flags: func(fs *flag.FlagSet) {
-			fs.StringVar(&body, "body", "", "the new text (mail or comment body, event description)")
-			fs.StringVar(&file, "file", "", "read the new text from a file (- for standard input)")
-			fs.StringVar(&payloadFile, "payload", "", "read a whole new JSON payload from a file (- for standard input)")
+			fs.StringVar(&body, "body", "", "the new text `TEXT` (mail or comment body, event description)")
+			fs.StringVar(&file, "file", "", "read the new text from file `F` (- for standard input)")
+			fs.StringVar(&payloadFile, "payload", "", "read a whole new JSON payload from file `F` (- for standard input)")
 		},
 		run: func(ctx context.Context, e *env, args []string) error {
 			if len(args) != 1 {

@@ -15,10 +15,11 @@ func runCommand() *command {
 	var logLevel, listen string
 	return &command{
 		name:    "run",
+		args:    "[--api-listen ADDR] [--log-level L]",
 		summary: "run the daemon in the foreground (what the service runs)",
 		flags: func(fs *flag.FlagSet) {
-			fs.StringVar(&logLevel, "log-level", "", "debug, info, warn or error (default from config: info)")
-			fs.StringVar(&listen, "api-listen", "", "also serve the API on this loopback address, e.g. 127.0.0.1:7423 (token in HOME/api-token)")
+			fs.StringVar(&logLevel, "log-level", "", "log level `L`: debug, info, warn or error (default from config: info)")
+			fs.StringVar(&listen, "api-listen", "", "also serve the API on the loopback address `ADDR`, e.g. 127.0.0.1:7423 (token in HOME/api-token)")
 		},
 		run: func(ctx context.Context, e *env, args []string) error {
 			if len(args) > 0 {
@@ -38,6 +39,7 @@ func runCommand() *command {
 				return err
 			}
 			tuneGC()
+			privateUmask()
 			log := logging.New(e.stderr, cfg.LogLevel, cfg.Secrets())
 			// A library writing with the standard log package goes through
 			// the same handler, so its lines are redacted too.

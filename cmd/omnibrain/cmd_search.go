@@ -22,12 +22,12 @@ func searchCommand() *command {
 		summary: "search everything stored (mail, events, GitHub, documents) by words and meaning; " +
 			`date words in the query ("yesterday", "last week", "on Dec 30", "in March", 2001-05-14) narrow it`,
 		flags: func(fs *flag.FlagSet) {
-			fs.IntVar(&limit, "n", 10, "number of results (1-1000)")
-			fs.StringVar(&since, "since", "", "only items at or after T (RFC 3339, or YYYY-MM-DD in your timezone)")
-			fs.StringVar(&until, "until", "", "only items before T (RFC 3339), or up to and including the day YYYY-MM-DD")
-			fs.StringVar(&source, "source", "", "only these sources or kinds, comma-separated (gmail, maildir, calendar, github, email, event, …)")
-			fs.StringVar(&person, "person", "", "only items involving this name or address")
-			fs.StringVar(&mode, "mode", "hybrid", "hybrid, fts (keywords only) or vector (meaning only)")
+			fs.IntVar(&limit, "n", 10, "show at most `K` results (1-1000)")
+			fs.StringVar(&since, "since", "", "only items at or after `T` (RFC 3339, or YYYY-MM-DD in your timezone)")
+			fs.StringVar(&until, "until", "", "only items before `T` (RFC 3339), or up to and including the day YYYY-MM-DD")
+			fs.StringVar(&source, "source", "", "only items from `S`: sources or kinds, comma-separated (gmail, maildir, calendar, github, email, event, …)")
+			fs.StringVar(&person, "person", "", "only items involving `P`, a name or address")
+			fs.StringVar(&mode, "mode", "hybrid", "`M` is hybrid, fts (keywords only) or vector (meaning only)")
 		},
 		run: func(ctx context.Context, e *env, args []string) error {
 			query := strings.TrimSpace(strings.Join(args, " "))
@@ -71,7 +71,19 @@ func searchCommand() *command {
 				return e.printJSON(hits)
 			}
 			if len(hits) == 0 {
-				e.printf("nothing found for %q\n", query)
+				// Name the filters: with a mistyped --source, "nothing
+				// found" alone reads as if the words matched nothing.
+				var filters []string
+				for _, f := range []struct{ name, v string }{{"--source", source}, {"--person", person}, {"--since", since}, {"--until", until}} {
+					if f.v != "" {
+						filters = append(filters, fmt.Sprintf("%s %s", f.name, f.v))
+					}
+				}
+				if len(filters) > 0 {
+					e.printf("nothing found for %q with %s\n", query, strings.Join(filters, ", "))
+				} else {
+					e.printf("nothing found for %q\n", query)
+				}
 				return nil
 			}
 			if o := hits[0].OutsidePeriod; o != nil {

@@ -5,8 +5,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -513,5 +515,70 @@ func waitListening(t *testing.T, d *daemonProc, addr string) {
 			t.Fatalf("the daemon never listened on %s: %v\n%s", addr, err, d.stderr.String())
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// Whatever umask it is started under, the daemon creates nothing in its
+// home that another user could open: its socket included, which exists
+// for a moment before it is chmodded.
+func TestDaemonFilesArePrivateWhateverTheUmask(t *testing.T) {
+	home := filepath.Join(t.TempDir(), "home")
+	old := syscall.Umask(0)
+	d := startDaemon(t, home)
+	syscall.Umask(old)
+	good, err := filepath.Abs(filepath.Join("..", "..", "collectors", "importer", "testdata", "good.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, errOut, code := runCLI(t, home, "import", "jsonl", good); code != 0 {
+		t.Fatalf("import: exit %d: %s", code, errOut)
+	}
+	check := func() {
+		err := filepath.WalkDir(home, func(p string, de fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			fi, err := de.Info()
+			if err != nil {
+				return err
+			}
+			if perm := fi.Mode().Perm(); perm&0o077 != 0 {
+				t.Errorf("%s has mode %04o: others can open it", p, perm)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	check()
+	if err := d.stop(t, syscall.SIGTERM); err != nil {
+		t.Fatalf("stop: %v", err)
+	}
+	check()
+}
+
+// Every flag that takes a value names it the way the command's usage line
+// does ("-n K", "--since T"), not by its Go type ("--n int").
+func TestFlagHelpMatchesUsageLine(t *testing.T) {
+	for _, c := range commands() {
+		if c.flags == nil {
+			continue
+		}
+		fs := flag.NewFlagSet(c.name, flag.ContinueOnError)
+		c.flags(fs)
+		fs.VisitAll(func(f *flag.Flag) {
+			name, _ := flag.UnquoteUsage(f)
+			if name == "" { // a bool flag
+				return
+			}
+			dash := "--"
+			if len(f.Name) == 1 {
+				dash = "-"
+			}
+			if want := dash + f.Name + " " + name; !strings.Contains(c.args, want) {
+				t.Errorf("%s: flag %s%s shows %q; the usage line %q lacks %q", c.name, dash, f.Name, name, c.args, want)
+			}
+		})
 	}
 }

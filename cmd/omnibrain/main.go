@@ -10,7 +10,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"sort"
 	"strings"
 	"syscall"
 
@@ -197,6 +196,9 @@ func printCommandUsage(w io.Writer, c *command, fs *flag.FlagSet) {
 		}
 		name, usage := flag.UnquoteUsage(f)
 		line := "  --" + f.Name
+		if len(f.Name) == 1 {
+			line = "  -" + f.Name // as the usage line writes it: -n K
+		}
 		if name != "" {
 			line += " " + name
 		}
@@ -206,8 +208,7 @@ func printCommandUsage(w io.Writer, c *command, fs *flag.FlagSet) {
 		}
 		lines = append(lines, line)
 	})
-	sort.Strings(lines)
-	if len(lines) > 0 {
+	if len(lines) > 0 { // VisitAll goes in name order
 		fmt.Fprintf(w, "\nFlags:\n%s\n", strings.Join(lines, "\n"))
 	}
 	fmt.Fprintln(w, "\nGlobal flags: --home DIR, --json, --timezone TZ (see omnibrain --help)")
