@@ -40,6 +40,9 @@ func importCommand() *command {
 			if !slices.Contains(importer.Formats, format) {
 				return usagef("import: unknown format %q (want %s)", format, strings.Join(importer.Formats, ", "))
 			}
+			if every <= 0 {
+				return usagef("import: --progress-every must be positive")
+			}
 			abs, err := checkImportPath(format, path)
 			if err != nil {
 				return err
@@ -47,9 +50,6 @@ func importCommand() *command {
 			c, err := e.api(ctx)
 			if err != nil {
 				return err
-			}
-			if every <= 0 {
-				return usagef("import: --progress-every must be positive")
 			}
 			p := newImportProgress(e.stderr, every)
 			sum, err := c.Import(ctx, api.ImportRequest{Format: format, Path: abs}, p.update)
@@ -64,13 +64,19 @@ func importCommand() *command {
 			} else {
 				printImportSummary(e, sum)
 			}
-			if sum.Seen > 0 && sum.Added+sum.Updated+sum.Unchanged == 0 {
-				if e.json {
-					return errSilent
-				}
-				return fmt.Errorf("nothing in %s could be imported as %s (see the reasons above)", abs, format)
+			var fail error
+			switch {
+			case sum.Seen == 0:
+				// An empty directory or file is most likely the wrong path:
+				// "0 seen" with exit status 0 would pass for an import.
+				fail = fmt.Errorf("found nothing to import in %s: is it the right path, and a %s?", abs, format)
+			case sum.Added+sum.Updated+sum.Unchanged == 0:
+				fail = fmt.Errorf("nothing in %s could be imported as %s (see the reasons above)", abs, format)
 			}
-			return nil
+			if fail != nil && e.json {
+				return errSilent
+			}
+			return fail
 		},
 	}
 }
@@ -91,7 +97,11 @@ func checkImportPath(format, path string) (string, error) {
 	}
 	switch {
 	case format == "maildir" && !fi.IsDir():
-		return "", usagef("import: %s is a file, not a maildir directory (for a single mbox file use: omnibrain import mbox %s)", abs, path)
+		other := "mbox"
+		if ext := filepath.Ext(path); ext == ".jsonl" || ext == ".json" {
+			other = "jsonl"
+		}
+		return "", usagef("import: %s is a file, not a maildir directory (for a single %s file use: omnibrain import %s %s)", abs, other, other, path)
 	case format != "maildir" && fi.IsDir():
 		hint := ""
 		if format == "mbox" {

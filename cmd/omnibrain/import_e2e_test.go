@@ -147,7 +147,7 @@ func TestImportCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	home := t.TempDir()
+	home, empty := t.TempDir(), t.TempDir()
 	t.Chdir(fixtures)
 
 	// A relative path is resolved against the caller's directory.
@@ -180,9 +180,12 @@ func TestImportCommand(t *testing.T) {
 	}{
 		{[]string{"jsonl"}, true, "import needs a format and a path"},
 		{[]string{"pst", "good.jsonl"}, true, `unknown format "pst"`},
-		{[]string{"maildir", "good.jsonl"}, true, "is a file, not a maildir directory"},
+		{[]string{"maildir", "good.jsonl"}, true, "is a file, not a maildir directory (for a single jsonl file use: omnibrain import jsonl good.jsonl)"},
 		{[]string{"mbox", "."}, true, "use: omnibrain import maildir ."},
 		{[]string{"mbox", "missing.mbox"}, false, filepath.Join(fixtures, "missing.mbox") + " does not exist"},
+		{[]string{"--progress-every", "0", "mbox", "missing.mbox"}, true, "--progress-every must be positive"},
+		// An empty source is most likely the wrong path, not a success.
+		{[]string{"maildir", empty}, false, "found nothing to import in " + empty},
 	}
 	for _, c := range cases {
 		_, _, err := runImport(t, home, c.args...)
