@@ -43,6 +43,37 @@ type Config struct {
 	Schedule      Schedule      `yaml:"schedule"`
 	Notifications Notifications `yaml:"notifications"`
 	Plugins       Plugins       `yaml:"plugins"`
+
+	// origin names the variable or flag that set a key, so an error about
+	// a value that is not in config.yaml does not send the owner there.
+	origin map[string]string
+}
+
+// envKeys maps the variables whose values Validate checks to their keys.
+var envKeys = map[string]string{
+	"OMNIBRAIN_TIMEZONE": "timezone", "OMNIBRAIN_LOG_LEVEL": "log_level", "OMNIBRAIN_API_LISTEN": "api.listen",
+	"OMNIBRAIN_TELEGRAM_API_URL": "telegram.api_url", "OMNIBRAIN_GOOGLE_API_URL": "google.api_url",
+	"OMNIBRAIN_GOOGLE_TOKEN_URL": "google.token_url", "OMNIBRAIN_GOOGLE_AUTH_URL": "google.auth_url",
+	"OMNIBRAIN_GITHUB_API_URL": "github.api_url", "OMNIBRAIN_LLM_PROVIDER": "llm.provider",
+	"OMNIBRAIN_LLM_BASE_URL": "llm.base_url", "OMNIBRAIN_EMBEDDER": "embedder.provider",
+	"OMNIBRAIN_EMBEDDER_BASE_URL": "embedder.base_url",
+}
+
+// setBy records that source (a variable or a flag) set key.
+func (c *Config) setBy(key, source string) {
+	if c.origin == nil {
+		c.origin = map[string]string{}
+	}
+	c.origin[key] = source
+}
+
+// keyName is key for an error message, with the variable or flag that set
+// it: "llm.provider (set by OMNIBRAIN_LLM_PROVIDER)".
+func (c *Config) keyName(key string) string {
+	if src := c.origin[key]; src != "" {
+		return key + " (set by " + src + ")"
+	}
+	return key
 }
 
 // Owner describes the person omnibrain works for.
@@ -320,6 +351,9 @@ func (c *Config) applyEnv(getenv func(string) string) {
 	set := func(name string, dst *string) {
 		if v := getenv(name); v != "" {
 			*dst = v
+			if key, ok := envKeys[name]; ok {
+				c.setBy(key, name)
+			}
 		}
 	}
 	setSecret := func(name string, dst *Secret) {
@@ -365,12 +399,15 @@ func (c *Config) applyEnv(getenv func(string) string) {
 func (c *Config) applyFlags(f Flags) {
 	if f.Timezone != "" {
 		c.Timezone = f.Timezone
+		c.setBy("timezone", "--timezone")
 	}
 	if f.LogLevel != "" {
 		c.LogLevel = f.LogLevel
+		c.setBy("log_level", "--log-level")
 	}
 	if f.APIListen != "" {
 		c.API.Listen = f.APIListen
+		c.setBy("api.listen", "--api-listen")
 	}
 }
 
@@ -427,18 +464,18 @@ func (c *Config) Validate() error {
 
 	loc, err := loadLocation(c.Timezone)
 	if err != nil {
-		bad("timezone %q: %v (use an IANA name such as Europe/Berlin)", c.Timezone, err)
+		bad("%s %q: %v (use an IANA name such as Europe/Berlin)", c.keyName("timezone"), c.Timezone, err)
 	} else {
 		c.Location = loc
 	}
 	switch c.LogLevel {
 	case "debug", "info", "warn", "error":
 	default:
-		bad("log_level %q: want debug, info, warn or error", c.LogLevel)
+		bad("%s %q: want debug, info, warn or error", c.keyName("log_level"), c.LogLevel)
 	}
 	if c.API.Listen != "" {
 		if err := checkLoopbackAddr(c.API.Listen); err != nil {
-			bad("api.listen: %v", err)
+			bad("%s: %v", c.keyName("api.listen"), err)
 		}
 	}
 	if c.Telegram.OwnerID < 0 {
@@ -457,13 +494,13 @@ func (c *Config) Validate() error {
 			continue
 		}
 		if err := checkURL(u); err != nil {
-			bad("%s: %v", name, err)
+			bad("%s: %v", c.keyName(name), err)
 		}
 	}
 	switch c.LLM.Provider {
 	case "", "openai", "anthropic", "ollama", "none":
 	default:
-		bad("llm.provider %q: want openai, anthropic, ollama or none", c.LLM.Provider)
+		bad("%s %q: want openai, anthropic, ollama or none", c.keyName("llm.provider"), c.LLM.Provider)
 	}
 	names := map[string]bool{"default": true}
 	for _, p := range c.LLM.Providers {
@@ -499,7 +536,7 @@ func (c *Config) Validate() error {
 	switch c.Embedder.Provider {
 	case "builtin", "openai", "ollama":
 	default:
-		bad("embedder.provider %q: want builtin, openai or ollama", c.Embedder.Provider)
+		bad("%s %q: want builtin, openai or ollama", c.keyName("embedder.provider"), c.Embedder.Provider)
 	}
 	if c.Approval.Expiry <= 0 {
 		bad("approval.expiry must be positive")

@@ -226,3 +226,31 @@ func FuzzLoadConfig(f *testing.F) {
 		}
 	})
 }
+
+// A bad value from a variable or a flag is reported with its name, so the
+// owner does not go looking for it in config.yaml.
+func TestValidationNamesTheVariableOrFlag(t *testing.T) {
+	tests := []struct {
+		env   map[string]string
+		flags Flags
+		want  string
+	}{
+		{map[string]string{"OMNIBRAIN_TIMEZONE": "Mars/X"}, Flags{}, `timezone (set by OMNIBRAIN_TIMEZONE) "Mars/X"`},
+		{nil, Flags{Timezone: "Mars/X"}, `timezone (set by --timezone) "Mars/X"`},
+		{map[string]string{"OMNIBRAIN_LLM_PROVIDER": "gpt"}, Flags{}, `llm.provider (set by OMNIBRAIN_LLM_PROVIDER) "gpt"`},
+		{map[string]string{"OMNIBRAIN_GITHUB_API_URL": "ftp://x"}, Flags{}, "github.api_url (set by OMNIBRAIN_GITHUB_API_URL):"},
+		{nil, Flags{LogLevel: "loud"}, `log_level (set by --log-level) "loud"`},
+	}
+	for _, tc := range tests {
+		_, err := Load(t.TempDir(), envFrom(tc.env), tc.flags)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v %+v: %v, want %q", tc.env, tc.flags, err, tc.want)
+		}
+	}
+	// From the file, the key alone.
+	home := t.TempDir()
+	writeConfig(t, home, "timezone: Mars/X\n", 0o600)
+	if _, err := Load(home, envFrom(nil), Flags{}); err == nil || !strings.Contains(err.Error(), `timezone "Mars/X"`) {
+		t.Errorf("from the file: %v", err)
+	}
+}

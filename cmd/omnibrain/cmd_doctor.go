@@ -90,7 +90,11 @@ func runDoctor(ctx context.Context, e *env) []checkResult {
 
 	cfg, err := config.Load(home, e.getenv, config.Flags{Timezone: e.timezone})
 	if err != nil {
-		add(checkResult{Name: "config", Status: "fail", Detail: err.Error(), Fix: "edit " + filepath.Join(home, config.FileName) + " (every key is listed in the README)"})
+		fix := "edit " + filepath.Join(home, config.FileName) + " (every key is listed in the README)"
+		if strings.Contains(err.Error(), "(set by ") {
+			fix = "correct the variable or flag named above: it overrides " + filepath.Join(home, config.FileName)
+		}
+		add(checkResult{Name: "config", Status: "fail", Detail: err.Error(), Fix: fix})
 		cfg = nil
 	} else {
 		detail := "defaults (no " + config.FileName + ")"

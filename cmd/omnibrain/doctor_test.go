@@ -56,6 +56,7 @@ func TestDoctor(t *testing.T) {
 		{"broken config still runs the other checks", func(t *testing.T, home string) {
 			os.WriteFile(filepath.Join(home, "config.yaml"), []byte("nonsense: true\n"), 0o600)
 		}, nil, true, "config", "fail", "config.yaml"},
+		{"bad value from the environment", nil, map[string]string{"OMNIBRAIN_TIMEZONE": "Mars/X"}, true, "config", "fail", "correct the variable or flag named above"},
 		{"cloud model without key", nil, map[string]string{"OMNIBRAIN_LLM_PROVIDER": "anthropic"}, true, "llm", "fail", "OMNIBRAIN_LLM_API_KEY"},
 		{"cloud model without a model name", nil, map[string]string{"OMNIBRAIN_LLM_PROVIDER": "openai", "OMNIBRAIN_LLM_API_KEY": "sk-test"}, true, "llm", "fail", "OMNIBRAIN_LLM_MODEL"},
 		{"cloud model complete", nil, map[string]string{"OMNIBRAIN_LLM_PROVIDER": "openai", "OMNIBRAIN_LLM_API_KEY": "sk-test", "OMNIBRAIN_LLM_MODEL": "gpt-4o-mini"}, false, "llm", "ok", "openai gpt-4o-mini"},
