@@ -120,3 +120,21 @@ func TestChatCLIStreamCutMidwayPrintsTheAnswerOnce(t *testing.T) {
 		t.Fatalf("%d model requests, want the cut one and its retry", n)
 	}
 }
+
+// Chat's sources show times in the owner's timezone, like search does,
+// not in the zone of the machine the CLI runs on.
+func TestChatSourcesInOwnersTimezone(t *testing.T) {
+	notes := filepath.Join(t.TempDir(), "notes.jsonl")
+	line := `{"id":"n1","source":"notes","time":"2026-01-05T10:00:00Z","title":"Budget meeting","text":"Discuss the budget"}` + "\n"
+	if err := os.WriteFile(notes, []byte(line), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"OMNIBRAIN_HOME": t.TempDir(), "OMNIBRAIN_LLM_PROVIDER": "none", "OMNIBRAIN_TIMEZONE": "Pacific/Chatham"}
+	if out, err := runInProcess(t, env, "import", "jsonl", notes); err != nil {
+		t.Fatalf("import: %v\n%s", err, out)
+	}
+	out, err := runInProcess(t, env, "chat", "budget meeting")
+	if err != nil || !strings.Contains(out, "[1] Budget meeting — notes, 2026-01-05 23:45 (id n1)") {
+		t.Errorf("chat: %v\n%s", err, out)
+	}
+}

@@ -54,7 +54,7 @@ func chatCommand() *command {
 			if len(ans.Citations) > 0 {
 				e.printf("\nSources:\n")
 				for _, ci := range ans.Citations {
-					e.printf("  [%d] %s — %s, %s (id %s)\n", ci.N, ci.Title, ci.Source, ci.Time.Local().Format("2006-01-02 15:04"), ci.ID)
+					e.printf("  [%d] %s — %s, %s (id %s)\n", ci.N, ci.Title, ci.Source, ci.Time.In(e.location()).Format("2006-01-02 15:04"), ci.ID)
 				}
 			}
 			for _, p := range ans.Proposals {
