@@ -201,7 +201,9 @@ func isEmailKind(k Kind) bool { return k == KindReply || k == KindEmail || k == 
 
 // Propose stores a draft as a pending proposal, with its payload as
 // canonical JSON and that JSON's sha256, and tells the owner. A newer
-// draft for the same mail thread supersedes older undecided ones.
+// draft for the same mail thread supersedes older undecided ones. The
+// very same action (kind and payload) already pending, snoozed, approved
+// or executing is returned as it is instead of being proposed twice.
 func (g *Gate) Propose(ctx context.Context, d Draft) (*Proposal, error) {
 	canonical, err := Canonical(d.Kind, d.Payload)
 	if err != nil {
@@ -218,7 +220,19 @@ func (g *Gate) Propose(ctx context.Context, d Draft) (*Proposal, error) {
 	}
 	row := g.newRow(d.Kind, d.Title, d.Reason, d.Origin, canonical, d.ItemID, thread, "")
 	var replaced []*Proposal
+	var same *store.Proposal
 	err = g.st.Tx(ctx, func(tx *store.Tx) error {
+		// The very same action already waiting or under way (a run resumed
+		// after a crash proposes it again): one proposal, so the owner
+		// cannot approve it twice.
+		open, err := tx.Proposals(store.ProposalFilter{States: inFlight, Kind: string(d.Kind), PayloadHash: row.PayloadHash, Limit: 1})
+		if err != nil {
+			return err
+		}
+		if len(open) > 0 {
+			same = open[0]
+			return nil
+		}
 		if err := tx.InsertProposal(row); err != nil {
 			return err
 		}
@@ -233,6 +247,10 @@ func (g *Gate) Propose(ctx context.Context, d Draft) (*Proposal, error) {
 	})
 	if err != nil {
 		return nil, fmt.Errorf("approval: propose: %w", err)
+	}
+	if same != nil {
+		g.log.Info("the same action is already proposed", "proposal", same.ID, "origin", d.Origin)
+		return fromRow(same), nil
 	}
 	p := fromRow(row)
 	g.changed(append(replaced, p)...)
@@ -321,6 +339,9 @@ func ValidState(s State) bool {
 }
 
 var undecided = []string{string(StatePending), string(StateSnoozed)}
+
+// inFlight are the states in which a proposal may still be executed.
+var inFlight = []string{string(StatePending), string(StateSnoozed), string(StateApproved), string(StateExecuting)}
 
 // Approve approves the proposal if hash is the payload hash the owner was
 // shown, the proposal is still undecided and unexpired, and by is the

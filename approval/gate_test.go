@@ -393,3 +393,60 @@ func TestRejectAndList(t *testing.T) {
 		t.Errorf("garbage id: %v", err)
 	}
 }
+
+// The very same action proposed again while the first is still waiting or
+// under way (a resumed run, a repeated pattern pass) is the one proposal,
+// announced once, so the owner cannot approve it twice; once decided
+// against, it may be proposed anew. A different kind with the same
+// payload, or a different payload, is its own proposal.
+func TestProposeTheSameActionTwiceIsOneProposal(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	comment := func(body string) approval.Draft {
+		return approval.Draft{Kind: approval.KindGitHubComment, Origin: "agent",
+			Payload: approval.GitHubCommentPayload{Owner: "acme", Repo: "api", Number: 7, Body: body}}
+	}
+	p1, err := e.gate.Propose(ctx, comment("LGTM"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p2, err := e.gate.Propose(ctx, comment("LGTM"))
+	if err != nil || p2.ID != p1.ID || p2.State != approval.StatePending {
+		t.Fatalf("second proposal %+v, %v; want the first one back", p2, err)
+	}
+	other, err := e.gate.Propose(ctx, comment("LGTM, thanks"))
+	if err != nil || other.ID == p1.ID {
+		t.Fatalf("a different comment: %+v, %v", other, err)
+	}
+	if _, err := e.gate.Approve(ctx, p1.ID, p1.PayloadHash, approval.TelegramOwner(42)); err != nil {
+		t.Fatal(err)
+	}
+	if p3, err := e.gate.Propose(ctx, comment("LGTM")); err != nil || p3.ID != p1.ID || p3.State != approval.StateApproved {
+		t.Fatalf("proposed while approved: %+v, %v; want the approved one", p3, err)
+	}
+	ps, err := e.gate.List(ctx, approval.ListOptions{})
+	if err != nil || len(ps) != 2 {
+		t.Fatalf("%d proposals, %v; want 2", len(ps), err)
+	}
+	if _, err := e.gate.Reject(ctx, other.ID, approval.TelegramOwner(42)); err != nil {
+		t.Fatal(err)
+	}
+	again, err := e.gate.Propose(ctx, comment("LGTM, thanks"))
+	if err != nil || again.ID == other.ID || again.State != approval.StatePending {
+		t.Errorf("proposed again after a rejection: %+v, %v; want a new pending proposal", again, err)
+	}
+	audit, _ := e.gate.Audit(ctx, p1.ID, 0)
+	if proposed := countAction(audit, "proposed"); proposed != 1 {
+		t.Errorf("%d 'proposed' audit entries for the first, want 1", proposed)
+	}
+}
+
+func countAction(entries []store.AuditEntry, action string) int {
+	n := 0
+	for _, a := range entries {
+		if a.Action == action {
+			n++
+		}
+	}
+	return n
+}

@@ -93,6 +93,8 @@ func (s *Store) Proposal(ctx context.Context, id string) (*Proposal, error) {
 type ProposalFilter struct {
 	States        []string
 	Thread        string
+	Kind          string
+	PayloadHash   string
 	ExpiresBefore time.Time // expires <= this
 	SnoozedBefore time.Time // snooze_until != 0 and <= this
 	Limit         int       // default 500
@@ -125,6 +127,14 @@ func queryProposals(ctx context.Context, db querier, f ProposalFilter) ([]*Propo
 	if f.Thread != "" {
 		where = append(where, `thread = ?`)
 		args = append(args, f.Thread)
+	}
+	if f.Kind != "" {
+		where = append(where, `kind = ?`)
+		args = append(args, f.Kind)
+	}
+	if f.PayloadHash != "" {
+		where = append(where, `payload_hash = ?`)
+		args = append(args, f.PayloadHash)
 	}
 	if !f.ExpiresBefore.IsZero() {
 		where = append(where, `expires <= ?`)
