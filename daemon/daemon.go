@@ -243,6 +243,14 @@ func lockHome(home string) (func(), error) {
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		f.Close()
 		if errors.Is(err, syscall.EWOULDBLOCK) {
+			// The holder wrote its pid: name it, so the owner knows what to stop.
+			var pid int
+			if b, err := os.ReadFile(path); err == nil {
+				fmt.Sscan(string(b), &pid)
+			}
+			if pid > 0 {
+				return nil, fmt.Errorf("another omnibrain daemon (pid %d) is already running on %s; stop it first (omnibrain service stop, or kill %d)", pid, home, pid)
+			}
 			return nil, fmt.Errorf("another omnibrain daemon is already running on %s", home)
 		}
 		return nil, fmt.Errorf("lock home: %w", err)

@@ -60,9 +60,10 @@ func TestDaemonStartsOnEmptyHomeServesStatusAndStopsOnSIGTERM(t *testing.T) {
 		}
 	}
 
-	// A second daemon on the same home refuses to start and says why.
+	// A second daemon on the same home refuses to start and says why,
+	// naming the one to stop.
 	_, errOut, code = runCLI(t, home, "run")
-	if code == 0 || !strings.Contains(errOut, "already running") {
+	if code == 0 || !strings.Contains(errOut, fmt.Sprintf("(pid %d) is already running", d.cmd.Process.Pid)) {
 		t.Fatalf("second daemon: exit %d, stderr %q", code, errOut)
 	}
 
