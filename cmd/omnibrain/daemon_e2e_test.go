@@ -20,6 +20,7 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/omnibrain/omnibrain/api"
 	"github.com/omnibrain/omnibrain/internal/testutil"
@@ -237,6 +238,7 @@ func TestEveryCommandHasHelp(t *testing.T) {
 	if err := run(context.Background(), []string{"--help"}, nil, &top, io.Discard, func(string) string { return "" }); err != nil {
 		t.Fatal(err)
 	}
+	checkWidth(t, "--help", top.String())
 	for _, c := range commands() {
 		if c.summary == "" {
 			t.Errorf("%s has no summary", c.name)
@@ -247,9 +249,21 @@ func TestEveryCommandHasHelp(t *testing.T) {
 		for _, args := range [][]string{{c.name, "--help"}, {"help", c.name}} {
 			var out, errOut bytes.Buffer
 			err := run(context.Background(), args, nil, &out, &errOut, func(string) string { return "" })
-			if err != nil || !strings.HasPrefix(out.String(), "Usage: omnibrain "+c.name) || !strings.Contains(out.String(), c.summary) {
+			flat := strings.Join(strings.Fields(out.String()), " ") // the summary is wrapped
+			if err != nil || !strings.HasPrefix(out.String(), "Usage: omnibrain "+c.name) || !strings.Contains(flat, c.summary) {
 				t.Errorf("omnibrain %s: %v\n%s%s", strings.Join(args, " "), err, out.String(), errOut.String())
 			}
+			checkWidth(t, strings.Join(args, " "), out.String())
+		}
+	}
+}
+
+// checkWidth fails the test for a help line wider than a standard terminal.
+func checkWidth(t *testing.T, what, help string) {
+	t.Helper()
+	for _, line := range strings.Split(help, "\n") {
+		if n := utf8.RuneCountInString(line); n > helpWidth {
+			t.Errorf("omnibrain %s: a line of %d columns:\n%s", what, n, line)
 		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"unicode/utf8"
 
 	"github.com/omnibrain/omnibrain/daemon"
 )
@@ -171,7 +172,7 @@ Commands:
 		width = max(width, len(c.name))
 	}
 	for _, c := range cmds {
-		fmt.Fprintf(w, "  %-*s  %s\n", width, c.name, c.summary)
+		fmt.Fprintf(w, "  %-*s  %s\n", width, c.name, wrap(c.summary, width+4))
 	}
 	fmt.Fprint(w, `
 Global flags (before or after the command):
@@ -188,7 +189,8 @@ Run 'omnibrain <command> --help' for a command's flags.
 }
 
 func printCommandUsage(w io.Writer, c *command, fs *flag.FlagSet) {
-	fmt.Fprintf(w, "Usage: %s\n\n%s\n", strings.TrimSpace("omnibrain "+c.name+" "+c.args), c.summary)
+	prefix := "Usage: omnibrain " + c.name + " "
+	fmt.Fprintf(w, "%s\n\n%s\n", strings.TrimSpace(prefix+wrap(c.args, len(prefix))), wrap(c.summary, 0))
 	var lines []string
 	fs.VisitAll(func(f *flag.Flag) {
 		if isGlobalFlag(f.Name) {
@@ -202,14 +204,39 @@ func printCommandUsage(w io.Writer, c *command, fs *flag.FlagSet) {
 		if name != "" {
 			line += " " + name
 		}
-		line += "\n        " + usage
 		if f.DefValue != "" && f.DefValue != "false" && f.DefValue != "0" {
-			line += fmt.Sprintf(" (default %s)", f.DefValue)
+			usage += fmt.Sprintf(" (default %s)", f.DefValue)
 		}
+		line += "\n        " + wrap(usage, 8)
 		lines = append(lines, line)
 	})
 	if len(lines) > 0 { // VisitAll goes in name order
 		fmt.Fprintf(w, "\nFlags:\n%s\n", strings.Join(lines, "\n"))
 	}
 	fmt.Fprintln(w, "\nGlobal flags: --home DIR, --json, --timezone TZ (see omnibrain --help)")
+}
+
+// helpWidth is the width help text is wrapped to: a standard terminal.
+const helpWidth = 80
+
+// wrap breaks text into lines of at most helpWidth columns, for text that
+// starts at column indent; continuation lines are indented to it.
+func wrap(text string, indent int) string {
+	var b strings.Builder
+	col := indent
+	for i, word := range strings.Fields(text) {
+		n := utf8.RuneCountInString(word)
+		switch {
+		case i == 0:
+		case col+1+n > helpWidth:
+			b.WriteString("\n" + strings.Repeat(" ", indent))
+			col = indent
+		default:
+			b.WriteByte(' ')
+			col++
+		}
+		b.WriteString(word)
+		col += n
+	}
+	return b.String()
 }
