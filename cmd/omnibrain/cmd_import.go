@@ -53,10 +53,11 @@ func importCommand() *command {
 			}
 			p := newImportProgress(e.stderr, every)
 			sum, err := c.Import(ctx, api.ImportRequest{Format: format, Path: abs}, p.update)
-			p.finish()
 			if err != nil {
+				p.finish(-1)
 				return apiError(err)
 			}
+			p.finish(sum.Added)
 			if e.json {
 				if err := e.printJSON(sum); err != nil {
 					return err
@@ -121,6 +122,7 @@ type importProgress struct {
 	terminal bool
 	last     time.Time
 	unit     string
+	shown    api.ImportProgress // the last plain line written
 }
 
 func newImportProgress(w io.Writer, every time.Duration) *importProgress {
@@ -133,7 +135,7 @@ func (p *importProgress) update(ev api.ImportProgress) {
 		if time.Since(p.last) < p.every && ev.Done != ev.Total {
 			return
 		}
-		p.last = time.Now()
+		p.last, p.shown = time.Now(), ev
 		if ev.Total > 0 {
 			fmt.Fprintf(p.w, "import: %d/%d %s read, %d added\n", ev.Done, ev.Total, ev.Unit, ev.Added)
 		} else {
@@ -157,11 +159,19 @@ func (p *importProgress) update(ev api.ImportProgress) {
 	p.bar.Set64(ev.Done)
 }
 
-func (p *importProgress) finish() {
+// finish ends the progress display; after a successful import (added >= 0)
+// the plain lines end with the final count: the API throttles its events
+// and may never send one for the end, and a log whose last word is
+// "0/153 read" reads as a stalled import.
+func (p *importProgress) finish(added int) {
 	if p.bar != nil {
 		p.bar.Finish()
 		p.bar.Clear()
 	}
+	if p.terminal || added < 0 || p.shown.Total == 0 || (p.shown.Done == p.shown.Total && p.shown.Added == added) {
+		return
+	}
+	p.update(api.ImportProgress{Done: p.shown.Total, Total: p.shown.Total, Unit: p.shown.Unit, Added: added})
 }
 
 func printImportSummary(e *env, s *api.ImportSummary) {

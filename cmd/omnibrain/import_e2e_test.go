@@ -214,3 +214,24 @@ func TestImportProgressLines(t *testing.T) {
 		t.Fatalf("last line = %q", lines[len(lines)-1])
 	}
 }
+
+// The plain lines end with the final count even when the API's last event
+// came early (it throttles them), never with "0/153 read".
+func TestImportProgressEndsWithTheFinalCount(t *testing.T) {
+	var buf bytes.Buffer
+	p := newImportProgress(&buf, time.Hour)
+	p.update(api.ImportProgress{Done: 0, Total: 153, Unit: "messages"})
+	p.finish(150)
+	want := "import: 0/153 messages read, 0 added\nimport: 153/153 messages read, 150 added\n"
+	if buf.String() != want {
+		t.Fatalf("lines %q, want %q", buf.String(), want)
+	}
+	// A failed import ends with its error, not with a made-up count.
+	buf.Reset()
+	p = newImportProgress(&buf, time.Hour)
+	p.update(api.ImportProgress{Done: 10, Total: 153, Unit: "messages"})
+	p.finish(-1)
+	if strings.Count(buf.String(), "\n") != 1 {
+		t.Fatalf("after a failure: %q", buf.String())
+	}
+}
