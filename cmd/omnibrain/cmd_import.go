@@ -55,6 +55,10 @@ func importCommand() *command {
 			sum, err := c.Import(ctx, api.ImportRequest{Format: format, Path: abs}, p.update)
 			if err != nil {
 				p.finish(-1)
+				if ctx.Err() != nil {
+					// Ctrl-C: say what became of the work, not "import stream: interrupt signal received".
+					return fmt.Errorf("import interrupted: what it reported as added is stored; run the same command again to add the rest")
+				}
 				return apiError(err)
 			}
 			p.finish(sum.Added)

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -233,5 +234,38 @@ func TestImportProgressEndsWithTheFinalCount(t *testing.T) {
 	p.finish(-1)
 	if strings.Count(buf.String(), "\n") != 1 {
 		t.Fatalf("after a failure: %q", buf.String())
+	}
+}
+
+// Ctrl-C during an import says what became of the work and how to finish.
+func TestImportInterruptedSaysHowToFinish(t *testing.T) {
+	enron := testutil.SharedData(t, "mail/enron/maildir")
+	cmd := exec.Command(binary(t), "--home", t.TempDir(), "import", "--progress-every", "1ms", "maildir", enron)
+	cmd.Env = cleanEnv()
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var lines []string
+	sc := bufio.NewScanner(stderr)
+	for sc.Scan() {
+		lines = append(lines, sc.Text())
+		if m := ackLine.FindStringSubmatch(sc.Text()); m != nil && m[1] != m[2] && m[3] != "0" {
+			cmd.Process.Signal(os.Interrupt)
+			break
+		}
+	}
+	for sc.Scan() {
+		lines = append(lines, sc.Text())
+	}
+	err = cmd.Wait()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
+		t.Fatalf("exit %v, want 1\n%s", err, strings.Join(lines, "\n"))
+	}
+	if last := lines[len(lines)-1]; !strings.Contains(last, "import interrupted") || !strings.Contains(last, "run the same command again") {
+		t.Fatalf("last line %q\n%s", last, strings.Join(lines, "\n"))
 	}
 }
