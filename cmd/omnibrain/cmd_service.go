@@ -57,6 +57,11 @@ func serviceCommand() *command {
 				return nil
 			}
 			svc, err := newService(def)
+			var unsupported unsupportedPlatformError
+			if errors.As(err, &unsupported) && args[0] == "status" {
+				// Still answer the question that matters: does a daemon run?
+				return printServiceStatus(ctx, e, cfg, "unsupported", unsupported.platform)
+			}
 			if err != nil {
 				return err
 			}
@@ -113,8 +118,15 @@ func newService(def packaging.Service) (service.Service, error) {
 	case "linux-systemd", "darwin-launchd":
 		return svc, nil
 	default:
-		return nil, fmt.Errorf("service: this system's service manager is %q; omnibrain installs only as a systemd user unit or a launchd agent. Run `omnibrain run` under your own supervisor, or see `omnibrain service install --print`", p)
+		return nil, unsupportedPlatformError{p}
 	}
+}
+
+// unsupportedPlatformError is a service manager omnibrain cannot install into.
+type unsupportedPlatformError struct{ platform string }
+
+func (e unsupportedPlatformError) Error() string {
+	return fmt.Sprintf("service: this system's service manager is %q; omnibrain installs only as a systemd user unit or a launchd agent. Run `omnibrain run` under your own supervisor, or see `omnibrain service install --print`", e.platform)
 }
 
 func serviceAction(ctx context.Context, e *env, svc service.Service, cfg *config.Config, action string) error {
@@ -164,11 +176,15 @@ func serviceStatus(ctx context.Context, e *env, svc service.Service, cfg *config
 	case st == service.StatusStopped:
 		state = "stopped"
 	}
+	return printServiceStatus(ctx, e, cfg, state, svc.Platform())
+}
+
+func printServiceStatus(ctx context.Context, e *env, cfg *config.Config, state, platform string) error {
 	answering := dialDaemon(ctx, cfg.Path(api.SocketName)) != nil
 	if e.json {
-		return e.printJSON(map[string]any{"service": state, "platform": svc.Platform(), "api_answering": answering})
+		return e.printJSON(map[string]any{"service": state, "platform": platform, "api_answering": answering})
 	}
-	e.printf("service   %s (%s)\ndaemon    ", state, svc.Platform())
+	e.printf("service   %s (%s)\ndaemon    ", state, platform)
 	if answering {
 		e.printf("answering on %s\n", cfg.Path(api.SocketName))
 	} else {

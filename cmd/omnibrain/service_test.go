@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -132,5 +133,35 @@ func TestServiceCommandLineMistakes(t *testing.T) {
 		if !errors.As(err, &ue) {
 			t.Errorf("%v: %v, want a usage error", args, err)
 		}
+	}
+}
+
+// Where omnibrain cannot install a service, `service status` still says
+// whether a daemon answers, with exit status 0; the other actions fail.
+func TestServiceStatusOnAnUnsupportedSystem(t *testing.T) {
+	all := service.AvailableSystems()
+	t.Cleanup(func() { service.ChooseSystem(all...) })
+	var other service.System
+	for _, s := range all {
+		if p := s.String(); p != "linux-systemd" && p != "darwin-launchd" {
+			other = s
+		}
+	}
+	if other == nil {
+		t.Skipf("every service system here is supported: %v", all)
+	}
+	service.ChooseSystem(other)
+	env := map[string]string{"OMNIBRAIN_HOME": t.TempDir()}
+	out, err := runInProcess(t, env, "service", "status", "--json")
+	var st struct {
+		Service   string `json:"service"`
+		Platform  string `json:"platform"`
+		Answering bool   `json:"api_answering"`
+	}
+	if err != nil || json.Unmarshal([]byte(out), &st) != nil || st.Service != "unsupported" || st.Platform != other.String() || st.Answering {
+		t.Errorf("service status --json: %v\n%s", err, out)
+	}
+	if _, err := runInProcess(t, env, "service", "start"); err == nil || !strings.Contains(err.Error(), "your own supervisor") {
+		t.Errorf("service start: %v", err)
 	}
 }
