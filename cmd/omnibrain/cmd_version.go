@@ -11,6 +11,9 @@ func versionCommand() *command {
 		name:    "version",
 		summary: "print the version",
 		run: func(ctx context.Context, e *env, args []string) error {
+			if len(args) > 0 {
+				return usagef("version takes no arguments")
+			}
 			v := struct {
 				Version string `json:"version"`
 				Go      string `json:"go"`

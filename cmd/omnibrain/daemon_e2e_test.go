@@ -215,6 +215,8 @@ func TestCommandLine(t *testing.T) {
 		{[]string{"status", "--help"}, 0, "Usage: omnibrain status", ""},
 		{[]string{"version"}, 0, "omnibrain ", ""},
 		{[]string{"version", "--json"}, 0, `"go":`, ""},
+		{[]string{"--version"}, 0, "omnibrain ", ""},
+		{[]string{"version", "extra"}, 2, "", "takes no arguments"},
 		{[]string{}, 2, "", "no command"},
 		{[]string{"frobnicate"}, 2, "", `unknown command "frobnicate"`},
 		{[]string{"status", "--bogus"}, 2, "", "flag provided but not defined"},

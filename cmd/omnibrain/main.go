@@ -94,6 +94,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	global := flag.NewFlagSet("omnibrain", flag.ContinueOnError)
 	global.SetOutput(io.Discard)
 	e.globalFlags(global)
+	// The spelling most tools accept; the command is `omnibrain version`.
+	showVersion := global.Bool("version", false, "print the version")
 	if err := global.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			printUsage(stdout)
@@ -102,6 +104,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return usagef("%v (see omnibrain --help)", err)
 	}
 	rest := global.Args()
+	if *showVersion && len(rest) == 0 {
+		rest = []string{"version"}
+	}
 	if len(rest) == 0 {
 		printUsage(stderr)
 		return usagef("no command given")
