@@ -39,7 +39,7 @@ func checkGoogle(ctx context.Context, cfg *config.Config, socket string, now tim
 	case err != nil:
 		add("fail", "token file: "+err.Error(), fix)
 	default:
-		out = append(out, checkGoogleToken(b, path, confErr, now, fix)...)
+		out = append(out, checkGoogleToken(b, path, confErr, now.In(cfg.Location), fix)...)
 	}
 	if c := dialDaemon(ctx, socket); c != nil {
 		if st, err := c.Status(ctx); err == nil {
@@ -59,7 +59,8 @@ func checkGoogle(ctx context.Context, cfg *config.Config, socket string, now tim
 	return out
 }
 
-// checkGoogleToken judges a token file without using it.
+// checkGoogleToken judges a token file without using it; times are shown
+// in now's location, the owner's timezone.
 func checkGoogleToken(b []byte, path string, confErr error, now time.Time, fix string) []checkResult {
 	f, err := google.ParseToken(b, now)
 	if err != nil {
@@ -71,7 +72,7 @@ func checkGoogleToken(b []byte, path string, confErr error, now time.Time, fix s
 		return []checkResult{{Name: "google", Status: "fail", Detail: "the access token expired and there is no refresh token to renew it", Fix: fix}}
 	case f.RefreshToken == "":
 		return []checkResult{{Name: "google", Status: "warn",
-			Detail: "the token has no refresh token: Gmail and Calendar stop when it expires at " + f.Expiry.Local().Format(time.DateTime), Fix: fix}}
+			Detail: "the token has no refresh token: Gmail and Calendar stop when it expires at " + f.Expiry.In(now.Location()).Format("2006-01-02 15:04 MST"), Fix: fix}}
 	case confErr != nil && f.ClientID == "":
 		return []checkResult{{Name: "google", Status: "fail", Detail: "authorized, but the token cannot be renewed: " + confErr.Error(),
 			Fix: "configure the OAuth client the token was issued to (OMNIBRAIN_GOOGLE_CREDENTIALS, or OMNIBRAIN_GOOGLE_CLIENT_ID and OMNIBRAIN_GOOGLE_CLIENT_SECRET)"}}

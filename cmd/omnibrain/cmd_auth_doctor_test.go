@@ -41,6 +41,9 @@ func TestDoctorExplainsGoogle(t *testing.T) {
 		{name: "no client to renew with", token: `{"access_token":"ya29.secret-a","refresh_token":"1//secret-r","expiry":"` + past + `"}`, status: "fail", has: "OMNIBRAIN_GOOGLE_CREDENTIALS", testingNote: true},
 		{name: "expired without refresh token", env: client, token: `{"access_token":"ya29.secret-a","expiry":"` + past + `"}`, status: "fail", has: "omnibrain auth google", testingNote: true},
 		{name: "no refresh token yet valid", env: client, token: `{"access_token":"ya29.secret-a","expiry":"` + future + `"}`, status: "warn", has: "no refresh token", testingNote: true},
+		// Times are in the owner's timezone, not the machine's.
+		{name: "expiry in the owner's timezone", env: map[string]string{"OMNIBRAIN_GOOGLE_CLIENT_ID": "id", "OMNIBRAIN_GOOGLE_CLIENT_SECRET": "shh", "OMNIBRAIN_TIMEZONE": "Pacific/Chatham"},
+			token: `{"access_token":"ya29.secret-a","expiry":"2099-01-05T10:00:00Z"}`, status: "warn", has: "expires at 2099-01-05 23:45 +1345", testingNote: true},
 		{name: "not a token", env: client, token: `{"hello":"world"}`, status: "fail", has: "omnibrain auth google", testingNote: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
