@@ -939,6 +939,31 @@ func TestStaleEditPressShowsOutcome(t *testing.T) {
 	}
 }
 
+// The owner decides elsewhere while the proposal's message is on its way
+// to Telegram: the edit to the outcome cannot find a message not yet
+// recorded, so recording it brings the edit back; no buttons stay.
+func TestDecidedWhileItsMessageIsSent(t *testing.T) {
+	h := start(t, setup{ownerID: owner.ID})
+	ctx := context.Background()
+	h.tg.BeforeAnswer("sendMessage", func() {
+		ps, err := h.gate.List(ctx, approval.ListOptions{States: []approval.State{approval.StatePending}})
+		if err != nil || len(ps) != 1 {
+			t.Errorf("pending while sending: %d, %v", len(ps), err)
+			return
+		}
+		if _, err := h.gate.Reject(ctx, ps[0].ID, approval.APIOwner()); err != nil {
+			t.Error(err)
+		}
+		time.Sleep(300 * time.Millisecond) // the refresher runs, with no message recorded yet
+	})
+	p := h.propose("decided on the way")
+	m := h.shown(p)
+	h.wait("the message edited to Rejected", func() bool {
+		cur, _ := h.tg.Message(owner.ID, m.ID)
+		return cur.Keyboard == nil && strings.Contains(cur.Text, "Rejected")
+	})
+}
+
 type briefer struct{ text string }
 
 func (b briefer) Briefing(_ context.Context, kind string) (string, error) {

@@ -108,6 +108,13 @@ func (b *Bot) recordMessage(ctx context.Context, p *approval.Proposal, ids []int
 	}
 	if err := b.o.Store.AddTelegramMessage(ctx, storeMessage(p, b.Owner(), ids[len(ids)-1])); err != nil {
 		b.log.Error("telegram: could not record the proposal message", "proposal", p.ID, "err", err)
+		return
+	}
+	// Decided while the message was on its way (the owner answered in
+	// Gmail, say): the refresher ran before the message was recorded, so
+	// it is brought back to edit it.
+	if cur, err := b.o.Gate.Get(ctx, p.ID); err == nil && cur.State != approval.StatePending {
+		b.proposalChanged(cur)
 	}
 }
 

@@ -90,6 +90,7 @@ type Server struct {
 	queries   map[string]bool // callback query id -> answered
 	commands  []map[string]string
 	failures  map[string][]Failure
+	before    map[string]func()
 	down      bool
 	pollCalls int
 	offset    int64
@@ -113,6 +114,7 @@ func New(token string) *Server {
 		messages: map[int64]map[int]*Message{},
 		queries:  map[string]bool{},
 		failures: map[string][]Failure{},
+		before:   map[string]func(){},
 	}
 	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
 	return s
@@ -174,6 +176,15 @@ func (s *Server) SetDown(down bool) {
 	if down {
 		s.srv.CloseClientConnections()
 	}
+}
+
+// BeforeAnswer runs fn once, on the next call of method, after the call
+// took effect and before its answer is written: what happens while the
+// answer is on its way.
+func (s *Server) BeforeAnswer(method string, fn func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.before[method] = fn
 }
 
 // Fail makes the next times calls of method fail with f.
@@ -536,6 +547,13 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	if aerr != nil {
 		writeError(w, *aerr)
 		return
+	}
+	s.mu.Lock()
+	before := s.before[method]
+	delete(s.before, method)
+	s.mu.Unlock()
+	if before != nil {
+		before()
 	}
 	if r.Context().Err() != nil {
 		return
