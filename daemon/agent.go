@@ -82,7 +82,9 @@ func (a *App) openAgent(ctx context.Context, b *api.Backends) error {
 	if a.llm.Available() {
 		a.health.Set(agentHealth, health.OK, fmt.Sprintf("%d tools", len(tools.Names())))
 	} else {
-		a.health.Set(agentHealth, health.Degraded, "no model: chat answers with search results only ("+noModelHint+")")
+		// Running without a model is a supported setup, not a fault: the
+		// llm component says how to add one.
+		a.health.Set(agentHealth, health.OK, "no model: chat answers with search results only (see llm)")
 	}
 	a.components = append(a.components, supervise.Component{Name: agentHealth, Run: a.resumeRuns})
 	return nil

@@ -51,6 +51,10 @@ func TestDaemonStartsOnEmptyHomeServesStatusAndStopsOnSIGTERM(t *testing.T) {
 	if !st.Daemon || st.PID != d.cmd.Process.Pid || st.Overall == "" || len(st.Components) == 0 || st.Items == nil {
 		t.Fatalf("status = %+v; want the daemon's own status with components and item counts", st)
 	}
+	// Embedded defaults are a supported setup: nothing in it is a fault.
+	if st.Overall != "ok" {
+		t.Errorf("overall %s on embedded defaults: %+v", st.Overall, st.Components)
+	}
 	names := map[string]bool{}
 	for _, c := range st.Components {
 		names[c.Name] = true
