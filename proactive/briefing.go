@@ -770,10 +770,18 @@ func Render(d *BriefingData, loc *time.Location) string {
 // clock shows t as a time if it is the same local day as ref, else with the day.
 func clock(t time.Time, loc *time.Location, ref time.Time) string {
 	lt, lr := t.In(loc), ref.In(loc)
-	if lt.Year() == lr.Year() && lt.YearDay() == lr.YearDay() {
+	sameDay := func(a, b time.Time) bool { return a.Year() == b.Year() && a.YearDay() == b.YearDay() }
+	switch {
+	case sameDay(lt, lr):
 		return lt.Format("15:04")
+	case sameDay(lt, lr.AddDate(0, 0, -1)):
+		return "yesterday " + lt.Format("15:04")
+	case sameDay(lt, lr.AddDate(0, 0, 1)):
+		return "tomorrow " + lt.Format("15:04")
+	case lt.Sub(lr).Abs() < 6*24*time.Hour:
+		return lt.Format("Mon 15:04")
 	}
-	return lt.Format("Mon 15:04")
+	return lt.Format("Mon Jan 2 15:04")
 }
 
 // human is a duration in words.

@@ -240,7 +240,7 @@ func TestMorningBriefingContent(t *testing.T) {
 		t.Errorf("FYI %+v", d.FYI)
 	}
 	for _, want := range []string{"Good morning — Thursday, October 25", "Budget review", "conflicts with: Dentist", "Waiting for your decision (1)", "The pipeline report is out", "(due 17:00)"} {
-		if !strings.Contains(b.Text, want) && !strings.Contains(b.Text, strings.ReplaceAll(want, "(due 17:00)", "(due Fri 17:00)")) {
+		if !strings.Contains(b.Text, want) && !strings.Contains(b.Text, strings.ReplaceAll(want, "(due 17:00)", "(due tomorrow 17:00)")) {
 			t.Errorf("briefing text lacks %q:\n%s", want, b.Text)
 		}
 	}

@@ -264,3 +264,30 @@ func TestQuietHoursWindow(t *testing.T) {
 		t.Error("a bad quiet_start was accepted")
 	}
 }
+
+// Times in a briefing read as a person would say them, relative to the
+// briefing's own time in the owner's zone.
+func TestBriefingClock(t *testing.T) {
+	berlin, err := time.LoadLocation("Europe/Berlin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := time.Date(2026, 3, 3, 7, 0, 0, 0, berlin) // a Tuesday morning
+	tests := []struct {
+		t    time.Time
+		want string
+	}{
+		{time.Date(2026, 3, 3, 1, 30, 0, 0, berlin), "01:30"},
+		{time.Date(2026, 3, 2, 19, 0, 0, 0, berlin), "yesterday 19:00"},
+		{time.Date(2026, 3, 2, 23, 30, 0, 0, time.UTC), "00:30"}, // already Tuesday in Berlin
+		{time.Date(2026, 3, 4, 9, 0, 0, 0, berlin), "tomorrow 09:00"},
+		{time.Date(2026, 3, 6, 17, 0, 0, 0, berlin), "Fri 17:00"},
+		{time.Date(2026, 2, 27, 17, 0, 0, 0, berlin), "Fri 17:00"},
+		{time.Date(2026, 3, 20, 12, 0, 0, 0, berlin), "Fri Mar 20 12:00"},
+	}
+	for _, tt := range tests {
+		if got := clock(tt.t, berlin, ref); got != tt.want {
+			t.Errorf("clock(%v) = %q, want %q", tt.t, got, tt.want)
+		}
+	}
+}
