@@ -58,6 +58,9 @@ type SearchHit struct {
 	// OutsidePeriod is set when the query named a period ("last year")
 	// in which nothing matched: the hit is from another time.
 	OutsidePeriod *Period `json:"outside_period,omitempty"`
+	// ByMeaning is set when none of the query's words are in the item:
+	// it was found by similarity of meaning only.
+	ByMeaning bool `json:"by_meaning,omitempty"`
 }
 
 // Period is a span of time a query named, resolved in the owner's timezone.
@@ -147,7 +150,7 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
 	}
 	out := make([]SearchHit, 0, len(hits))
 	for _, h := range hits {
-		hit := SearchHit{ID: h.Item.ExternalID, Source: h.Item.Source, Time: h.Item.Time, Title: h.Item.Title, Snippet: h.Snippet, Score: h.Score}
+		hit := SearchHit{ID: h.Item.ExternalID, Source: h.Item.Source, Time: h.Item.Time, Title: h.Item.Title, Snippet: h.Snippet, Score: h.Score, ByMeaning: h.ByMeaning}
 		if o := h.Outside; o != nil {
 			hit.OutsidePeriod = &Period{Phrase: o.Phrase, Since: o.Since, Until: o.Until}
 		}

@@ -340,7 +340,7 @@ func (s *Store) runSearch(ctx context.Context, p *plan, v *Vectors) ([]Hit, erro
 			continue
 		}
 		seen[key] = true
-		hits = append(hits, Hit{Item: c.item, Score: c.score, Snippet: snippet(c.item, p.terms)})
+		hits = append(hits, Hit{Item: c.item, Score: c.score, Snippet: snippet(c.item, p.terms), ByMeaning: p.fts != "" && c.ftsRank == 0})
 		if len(hits) == q.Limit {
 			break
 		}

@@ -367,3 +367,27 @@ func TestEncodeWideRoundTrip(t *testing.T) {
 		t.Fatalf("self dot = %v, %v", d, ok)
 	}
 }
+
+// A hybrid hit found only by meaning says so; one that holds a word of
+// the query does not; a query with no words to look for marks nothing.
+func TestSearchMarksHitsFoundByMeaningOnly(t *testing.T) {
+	at := berlinDay(t, 2026, 3, 9, 9)
+	f := newSearchFixture(t, []*Item{
+		mail("blackout", "t1", at, "anna@example.com", "Grid", "Rolling blackouts again across California tonight."),
+		mail("lunch", "t2", at, "bob@example.com", "Lunch", "Lunch with Anna about the budget on Friday."),
+	})
+	// Misspelt: no word matches, the character n-grams still do.
+	hits := f.search(t, SearchQuery{Text: "blackoutz californa", Mode: ModeHybrid})
+	if len(hits) == 0 || hits[0].Item.ExternalID != "blackout" || !hits[0].ByMeaning {
+		t.Fatalf("misspelt query: %v (by meaning %v), want the blackout mail found by meaning", ids(hits), len(hits) > 0 && hits[0].ByMeaning)
+	}
+	hits = f.search(t, SearchQuery{Text: "blackouts in californa", Mode: ModeHybrid})
+	if len(hits) == 0 || hits[0].Item.ExternalID != "blackout" || hits[0].ByMeaning {
+		t.Fatalf("a query with one right word: %v, want the blackout mail marked as a word match", ids(hits))
+	}
+	for _, h := range f.search(t, SearchQuery{Text: "what about it", Mode: ModeHybrid}) {
+		if h.ByMeaning {
+			t.Errorf("%s marked by meaning for a query of stop words only", h.Item.ExternalID)
+		}
+	}
+}

@@ -34,4 +34,7 @@ type Hit struct {
 	// Outside is the period the query named when nothing in it matched
 	// and the hit comes from another time (only with Fallback).
 	Outside *Period
+	// ByMeaning says only the vector search found it: the query had
+	// words to look for and none of them matched it.
+	ByMeaning bool
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -90,6 +91,9 @@ func searchCommand() *command {
 				e.printf("nothing matched %q (%s); these match the other words at other times:\n",
 					o.Phrase, periodText(o.Since, o.Until, cfg.Location))
 			}
+			if !slices.ContainsFunc(hits, func(h api.SearchHit) bool { return !h.ByMeaning }) {
+				e.printf("none of the words of %q were found; the closest by meaning:\n", query)
+			}
 			for i, h := range hits {
 				title := h.Title
 				if title == "" {
@@ -99,7 +103,11 @@ func searchCommand() *command {
 				if h.Snippet != "" {
 					e.printf("    %s\n", h.Snippet)
 				}
-				e.printf("    id: %s\n", h.ID)
+				if h.ByMeaning {
+					e.printf("    id: %s  (by meaning: none of the words)\n", h.ID)
+				} else {
+					e.printf("    id: %s\n", h.ID)
+				}
 			}
 			return nil
 		},

@@ -93,6 +93,21 @@ func TestSearchCommandIsHonestAboutPeriods(t *testing.T) {
 		t.Fatalf("budget in 2001: %v\n%s", err, out)
 	}
 
+	// Misspelt words match nothing: the hits come by meaning, and say so.
+	out, err = runSearch(t, home, "blackoutz californa")
+	if err != nil || !strings.HasPrefix(out, `none of the words of "blackoutz californa" were found; the closest by meaning:`) ||
+		!strings.Contains(out, "id: old-1  (by meaning: none of the words)") {
+		t.Fatalf("misspelt search: %v\n%s", err, out)
+	}
+	out, err = runSearch(t, home, "--json", "blackoutz californa")
+	hits = nil
+	if err := json.Unmarshal([]byte(out), &hits); err != nil || len(hits) == 0 || hits[0].ID != "old-1" || !hits[0].ByMeaning {
+		t.Fatalf("misspelt search --json: %v\n%s", err, out)
+	}
+	if out, err := runSearch(t, home, "california"); err != nil || !strings.Contains(out, "id: old-1\n") || strings.Contains(out, "closest by meaning") {
+		t.Errorf("a word match is marked by meaning: %v\n%s", err, out)
+	}
+
 	for _, c := range []struct {
 		args []string
 		want string
