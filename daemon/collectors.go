@@ -238,6 +238,7 @@ func (r *collectorRegistry) run(ctx context.Context, cs *collectorState) passRes
 		return res
 	case errors.As(err, &nc):
 		cs.failures = 0
+		res.Detail = "" // no pass happened
 		res.State, res.Error, res.Fix = string(health.Disabled), err.Error(), nc.NotConfigured()
 		r.health.Set(cs.Name, health.Disabled, nc.NotConfigured())
 		return res

@@ -210,8 +210,8 @@ func TestCollectGoogleThroughAPIAndTokenPickup(t *testing.T) {
 
 	// No token yet: disabled, with the fix, and nothing is asked of Google.
 	r := result(t, c, "calendar")
-	if r.State != "disabled" || r.Fix != "run: omnibrain auth google" {
-		t.Errorf("without a token = %+v", r)
+	if r.State != "disabled" || r.Fix != "run: omnibrain auth google" || r.Detail != "" || strings.Contains(r.Error, "http") || !strings.Contains(r.Error, "not authorized yet") {
+		t.Errorf("without a token = %+v; want disabled with the fix, no pass detail and no request URL", r)
 	}
 	if comp, _ := app.Health().Get("calendar"); comp.State != health.Disabled {
 		t.Errorf("health = %+v", comp)

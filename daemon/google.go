@@ -144,7 +144,8 @@ func (gc *googleClients) wrap(err error) error {
 	}
 	var na *google.NotAuthorizedError
 	if errors.As(err, &na) {
-		return &notConfiguredError{err: err, fix: gc.fix}
+		// The request never left: its URL would only be noise.
+		return &notConfiguredError{err: na, fix: gc.fix}
 	}
 	return google.Classify(err, time.Now())
 }
