@@ -18,6 +18,7 @@ import (
 
 // Sessions stores chat sessions; *store.Store provides it.
 type Sessions interface {
+	ChatSessionExists(ctx context.Context, id string) (bool, error)
 	ChatHistory(ctx context.Context, session string, limit int) ([]store.ChatMessage, error)
 	AppendChatMessages(ctx context.Context, session string, msgs ...store.ChatMessage) error
 }
@@ -83,6 +84,13 @@ const chatInstructions = `You are chatting with the owner. Answer their latest m
 
 // ErrEmptyMessage is returned for a message with no text.
 var ErrEmptyMessage = errors.New("agent: empty chat message")
+
+// SessionExists reports whether a chat session has been started: the API
+// continues only sessions that exist, so a mistyped id is an error rather
+// than a conversation that silently starts over.
+func (c *Chat) SessionExists(ctx context.Context, id string) (bool, error) {
+	return c.opts.Sessions.ChatSessionExists(ctx, id)
+}
 
 // Chat answers one message of a session ("" starts a new one), calling
 // onEvent (if not nil) with the agent's events as they happen and exactly

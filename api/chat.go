@@ -17,6 +17,7 @@ import (
 // Chatter answers chat messages; *agent.Chat provides it.
 type Chatter interface {
 	Chat(ctx context.Context, sessionID, text string, onEvent func(agent.Event)) (*agent.Answer, error)
+	SessionExists(ctx context.Context, id string) (bool, error)
 }
 
 // ChatRequest is the body of POST /api/v1/chat.
@@ -44,6 +45,17 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 	if strings.TrimSpace(req.Message) == "" {
 		s.fail(w, r, BadRequest("chat: message is empty"))
 		return
+	}
+	if req.Session != "" {
+		ok, err := s.b.Chat.SessionExists(r.Context(), req.Session)
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		if !ok {
+			s.fail(w, r, fmt.Errorf("no chat session %q (leave the session out to start one): %w", req.Session, ErrNotFound))
+			return
+		}
 	}
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")

@@ -56,6 +56,14 @@ func TestChatStreamsEventsAndKeepsTheSession(t *testing.T) {
 	if !errors.As(err, &ae) || ae.Status != http.StatusBadRequest {
 		t.Fatalf("empty message: %v", err)
 	}
+	// A mistyped session is an error, not a conversation started over.
+	_, err = c.Chat(ctx, ChatRequest{Message: "and more", Session: ans.SessionID + "x"}, nil)
+	if !errors.As(err, &ae) || ae.Status != http.StatusNotFound || !strings.Contains(err.Error(), "no chat session") {
+		t.Fatalf("unknown session: %v", err)
+	}
+	if ok, _ := st.ChatSessionExists(ctx, ans.SessionID+"x"); ok {
+		t.Error("the unknown session was created")
+	}
 }
 
 func TestChatWithoutBackendIs501(t *testing.T) {
