@@ -89,8 +89,13 @@ func authGoogle(ctx context.Context, e *env, tokenFile string, tokenStdin bool, 
 			return fmt.Errorf("auth google: %w", err)
 		}
 	} else {
+		if errors.Is(confErr, google.ErrNoClient) {
+			return errors.New("auth google: no OAuth client is configured.\n" +
+				"Create an OAuth client of type \"Desktop app\" in the Google Cloud console, download its JSON and set\n" +
+				"OMNIBRAIN_GOOGLE_CREDENTIALS to its path (or set OMNIBRAIN_GOOGLE_CLIENT_ID and OMNIBRAIN_GOOGLE_CLIENT_SECRET)")
+		}
 		if confErr != nil {
-			return fmt.Errorf("auth google: %w\nCreate an OAuth client of type \"Desktop app\" in the Google Cloud console, download its JSON and set OMNIBRAIN_GOOGLE_CREDENTIALS to its path", confErr)
+			return fmt.Errorf("auth google: %w", confErr)
 		}
 		ctx, cancel := context.WithTimeout(ctx, timeout)
 		defer cancel()

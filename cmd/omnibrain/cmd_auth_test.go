@@ -221,3 +221,17 @@ func TestCollectCommand(t *testing.T) {
 		t.Errorf("unknown collector: %v, want a usage error", err)
 	}
 }
+
+// Without an OAuth client, auth google says so once, with the one way to
+// get one, instead of a doubled "google:" and the hint twice.
+func TestAuthGoogleWithoutAClientSaysWhatToDo(t *testing.T) {
+	_, err := runInProcess(t, nil, "--home", t.TempDir(), "auth", "google")
+	if err == nil {
+		t.Fatal("auth google without a client succeeded")
+	}
+	msg := err.Error()
+	if !strings.Contains(msg, "no OAuth client is configured") || strings.Count(msg, "OMNIBRAIN_GOOGLE_CREDENTIALS") != 1 ||
+		strings.Contains(msg, "google: google") || strings.Count(msg, "no OAuth client") != 1 {
+		t.Errorf("error:\n%s", msg)
+	}
+}
