@@ -107,7 +107,12 @@ func authGoogle(ctx context.Context, e *env, tokenFile string, tokenStdin bool, 
 			fmt.Fprintf(e.stderr, "\nWaiting up to %v for the browser… (on a machine without a browser, use: omnibrain auth google --token-file FILE)\n", timeout)
 			return nil
 		}})
-		if err != nil {
+		switch {
+		case errors.Is(err, context.Canceled):
+			return errors.New("auth google: interrupted; nothing was saved")
+		case errors.Is(err, context.DeadlineExceeded):
+			return fmt.Errorf("auth google: no answer from the browser within %v; nothing was saved (try again, or use --token-file)", timeout)
+		case err != nil:
 			return err
 		}
 		if err := google.WriteToken(staged, tok, "", ""); err != nil {

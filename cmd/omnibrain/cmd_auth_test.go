@@ -235,3 +235,16 @@ func TestAuthGoogleWithoutAClientSaysWhatToDo(t *testing.T) {
 		t.Errorf("error:\n%s", msg)
 	}
 }
+
+// Nobody answers in the browser: the wait ends with what happened and
+// that nothing was saved, not a bare context error.
+func TestAuthGoogleBrowserNeverAnswers(t *testing.T) {
+	g := newGoogleCLI(t)
+	_, err := g.run(t, "", nil, "--home", g.home, "auth", "google", "--timeout", "200ms")
+	if err == nil || !strings.Contains(err.Error(), "no answer from the browser within 200ms; nothing was saved") {
+		t.Fatalf("auth google with no browser: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(g.home, "google-token.json")); !os.IsNotExist(err) {
+		t.Errorf("a token file exists after the wait ran out: %v", err)
+	}
+}
