@@ -429,3 +429,31 @@ func TestNoDraftForMailTheOwnerAlreadyAnswered(t *testing.T) {
 		t.Errorf("answered mail: proposal %q; open question: proposal %q; %d proposals in all, want only the open one", answered.ProposalID, waiting.ProposalID, st.Proposals)
 	}
 }
+
+// Mail the owner deleted for good takes its events with it. The next
+// mail's event must not reuse the deleted event's id: triage has acked
+// that id already and would never see the new mail.
+func TestMailAfterADeletedOneIsTriaged(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t)
+	tr, _ := New(Options{Store: e.st, VIPs: []string{"@example.com"}, Location: houston, Now: e.clock})
+	gone := e.deliver(t, rawMail("d1@example.com", "Big Boss <boss@example.com>", "owner@example.com", "Lunch", "Thu, 25 Oct 2001 09:30:00 -0500", "Lunch today?"))
+	if _, err := tr.Pass(ctx); err != nil {
+		t.Fatal(err)
+	}
+	err := e.st.Tx(ctx, func(tx *store.Tx) error {
+		_, err := tx.DeleteItem(gone.Source, gone.ExternalID)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	next := e.deliver(t, rawMail("d2@example.com", "Big Boss <boss@example.com>", "owner@example.com", "Budget", "Thu, 25 Oct 2001 09:40:00 -0500", "Can you send the numbers by Friday?"))
+	st, err := tr.Pass(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.st.TriageOf(ctx, next.ID); err != nil || st.Triaged != 1 {
+		t.Errorf("the mail after a deleted one: %d triaged, decision: %v; want it triaged", st.Triaged, err)
+	}
+}
