@@ -293,15 +293,17 @@ func (c *Collector) collectIssues(ctx context.Context, used map[string]bool, res
 	byKey := map[string]*found{}
 	var order []string
 	var own []*found
+	complete := true
 	for _, q := range c.queries() {
-		issues, fresh, err := c.search(ctx, q.q, used, res)
+		ans, fresh, err := c.search(ctx, q.q, used, res)
 		if err != nil {
 			return fmt.Errorf("github: search %s: %w", q.reason, err)
 		}
 		if fresh {
 			c.issuesStored = false // even if this pass fails later
 		}
-		for _, is := range issues {
+		complete = complete && ans.complete
+		for _, is := range ans.issues {
 			key := issueKey(is)
 			f, ok := byKey[key]
 			if !ok {
@@ -346,6 +348,14 @@ func (c *Collector) collectIssues(ctx context.Context, used map[string]bool, res
 		items = append(items, it)
 	}
 	res.Seen += len(items)
+	if complete {
+		// Only complete answers prove that an item is no longer found.
+		gone, err := c.noLongerFound(ctx, byKey)
+		if err != nil {
+			return err
+		}
+		items = append(items, gone...)
+	}
 	stored, err := c.upsert(ctx, items, nil)
 	if err != nil {
 		return err
@@ -355,9 +365,55 @@ func (c *Collector) collectIssues(ctx context.Context, used map[string]bool, res
 	return nil
 }
 
+// searchAnswer is one search's issues, and whether they are all it
+// matches (not cut by the page limit or GitHub's incomplete_results).
+type searchAnswer struct {
+	issues   []*gh.Issue
+	complete bool
+}
+
+// noLongerFound returns the stored issues and pull requests that still
+// wait for the owner (they have a reason) but that no search found: merged
+// or closed, a review given, an assignment removed. Each is fetched once
+// for its state and stored without a reason, so briefings and triage stop
+// listing it; one that cannot be read any more just loses its reason.
+func (c *Collector) noLongerFound(ctx context.Context, byKey map[string]*found) ([]*store.Item, error) {
+	stored, err := c.store.ItemsBetween(ctx, []string{"pr", "issue"}, time.Unix(0, 0), time.Unix(1<<40, 0), 100000)
+	if err != nil {
+		return nil, err
+	}
+	var out []*store.Item
+	for _, old := range stored {
+		if old.Source != Source || old.Meta["reason"] == nil || byKey[old.ExternalID] != nil {
+			continue
+		}
+		repo, _ := old.Meta["repo"].(string)
+		num, _ := old.Meta["number"].(float64)
+		var is gh.Issue
+		_, _, err := c.get(ctx, fmt.Sprintf("repos/%s/issues/%d", repo, int(num)), nil, &is)
+		var it *store.Item
+		if err == nil {
+			it, err = issueItem(&found{issue: &is})
+		}
+		switch {
+		case err == nil && it.ExternalID == old.ExternalID:
+		case err == nil || isStatus(err, http.StatusNotFound, http.StatusGone, http.StatusForbidden) || errors.Is(err, errNoRepo):
+			// Deleted, transferred or out of reach: keep what we knew.
+			it = old
+			delete(it.Meta, "reason")
+			delete(it.Meta, "reasons")
+			delete(it.Meta, "checks")
+		default:
+			return nil, fmt.Errorf("github: refresh %s: %w", old.ExternalID, err)
+		}
+		out = append(out, it)
+	}
+	return out, nil
+}
+
 // search runs one issue search, every page, reusing the last answer on 304.
 // fresh reports that the answer is new.
-func (c *Collector) search(ctx context.Context, q string, used map[string]bool, res *Result) ([]*gh.Issue, bool, error) {
+func (c *Collector) search(ctx context.Context, q string, used map[string]bool, res *Result) (searchAnswer, bool, error) {
 	v := url.Values{"q": {q}, "sort": {"updated"}, "order": {"desc"}, "per_page": {"100"}}
 	u := "search/issues?" + v.Encode()
 	used[u] = true
@@ -367,17 +423,22 @@ func (c *Collector) search(ctx context.Context, q string, used map[string]bool, 
 		hdr.Set("If-None-Match", prev.etag)
 	}
 	var issues []*gh.Issue
+	total, bad, incomplete := 0, 0, false
 	first, notModified, err := c.pages(ctx, u, hdr, func(body []byte) error {
 		var page struct {
-			Items []json.RawMessage `json:"items"`
+			TotalCount int               `json:"total_count"`
+			Incomplete bool              `json:"incomplete_results"`
+			Items      []json.RawMessage `json:"items"`
 		}
 		if err := json.Unmarshal(body, &page); err != nil {
 			return err
 		}
+		total, incomplete = page.TotalCount, incomplete || page.Incomplete
 		for _, raw := range page.Items {
 			var is gh.Issue
 			if err := json.Unmarshal(raw, &is); err != nil {
 				res.Skipped++
+				bad++
 				c.log.Warn("skipping malformed search result", "err", err, "item", truncate(raw, 200))
 				continue
 			}
@@ -386,13 +447,15 @@ func (c *Collector) search(ctx context.Context, q string, used map[string]bool, 
 		return nil
 	})
 	if err != nil {
-		return nil, false, err
+		return searchAnswer{}, false, err
 	}
 	if notModified && cached {
-		return prev.val.([]*gh.Issue), false, nil
+		return prev.val.(searchAnswer), false, nil
 	}
-	c.cache[u] = cacheEntry{etag: first.Header.Get("ETag"), val: issues}
-	return issues, true, nil
+	// Skipped malformed results count as found: they are still there.
+	ans := searchAnswer{issues: issues, complete: !incomplete && len(issues)+bad >= total}
+	c.cache[u] = cacheEntry{etag: first.Header.Get("ETag"), val: ans}
+	return ans, true, nil
 }
 
 // checks returns the combined check state of a pull request's head commit:

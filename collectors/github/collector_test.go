@@ -629,3 +629,52 @@ func TestNewClientRejectsBadURL(t *testing.T) {
 		t.Errorf("default root: %v %v", c.BaseURL, err)
 	}
 }
+
+// An item no search finds any more (a merged PR, a review already given,
+// an issue unassigned) must not keep saying it waits for the owner:
+// briefings list open items by their reason.
+func TestItemsNoLongerFoundLoseTheirReason(t *testing.T) {
+	h := newHarness(t, fake.Options{})
+	f := h.fake
+	merged := f.AddIssue(fake.Issue{Repo: "acme/api", PR: true, Title: "Merged", Author: "alice", Reviewers: []string{"owner"}})
+	reviewed := f.AddIssue(fake.Issue{Repo: "acme/api", PR: true, Title: "Reviewed", Author: "alice", Reviewers: []string{"owner"}})
+	gone := f.AddIssue(fake.Issue{Repo: "acme/secret", Title: "Lost access", Author: "bob", Assignees: []string{"owner"}})
+	kept := f.AddIssue(fake.Issue{Repo: "acme/web", Title: "Still mine", Author: "bob", Assignees: []string{"owner"}})
+	h.collect(t)
+
+	h.clk.Advance(10 * time.Minute)
+	f.UpdateIssue("acme/api", merged, func(is *fake.Issue) { is.State = "closed" })
+	f.UpdateIssue("acme/api", reviewed, func(is *fake.Issue) { is.Reviewers = nil })
+	f.UpdateIssue("acme/secret", gone, func(is *fake.Issue) { is.Assignees = nil })
+	f.Inject(fake.Fault{Path: "/repos/acme/secret/issues/1", Status: http.StatusNotFound})
+	h.collect(t)
+
+	tests := []struct {
+		id     string
+		reason any
+		state  any
+	}{
+		{fmtID("pr", "acme/api", merged), nil, "closed"},
+		{fmtID("pr", "acme/api", reviewed), nil, "open"},
+		{fmtID("issue", "acme/secret", gone), nil, "open"},
+		{fmtID("issue", "acme/web", kept), "assign", "open"},
+	}
+	for _, tt := range tests {
+		it := h.item(t, tt.id)
+		if it.Meta["reason"] != tt.reason || it.Meta["state"] != tt.state {
+			t.Errorf("%s: reason %v state %v, want %v %v", tt.id, it.Meta["reason"], it.Meta["state"], tt.reason, tt.state)
+		}
+	}
+
+	// Once settled, a pass asks nothing more about them.
+	h.clk.Advance(10 * time.Minute)
+	f.ResetRequests()
+	if res := h.collect(t); res.Stored != 0 {
+		t.Errorf("third pass stored %d, want 0", res.Stored)
+	}
+	for _, r := range f.Requests() {
+		if strings.Contains(r.Path, "/issues/") {
+			t.Errorf("third pass fetched %s again", r.Path)
+		}
+	}
+}

@@ -114,7 +114,8 @@ func issueKey(is *gh.Issue) string {
 var reasonRank = []string{"review_requested", "assign", "mention", "author"}
 
 // issueItem maps a found issue or pull request: external id
-// issue:owner/repo#N or pr:owner/repo#N.
+// issue:owner/repo#N or pr:owner/repo#N. Without reasons it is one that
+// no longer waits for the owner.
 func issueItem(f *found) (*store.Item, error) {
 	is := f.issue
 	repo, err := repoOf(is)
@@ -158,10 +159,11 @@ func issueItem(f *found) (*store.Item, error) {
 		"repo":    repo,
 		"number":  is.GetNumber(),
 		"url":     is.GetHTMLURL(),
-		"reason":  reasons[0],
-		"reasons": reasons,
 		"state":   is.GetState(),
 		"updated": updated.UTC().Format(time.RFC3339),
+	}
+	if len(reasons) > 0 { // none: no search finds it any more
+		meta["reason"], meta["reasons"] = reasons[0], reasons
 	}
 	if author != "" {
 		meta["author"] = author

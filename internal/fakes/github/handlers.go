@@ -280,6 +280,18 @@ func (s *Server) issueFromPath(r *http.Request, param string) (*Issue, bool) {
 	return is, is != nil
 }
 
+// getIssue serves an issue or a pull request (as an issue, with its
+// pull_request links), open or closed.
+func (s *Server) getIssue(r *http.Request) reply {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	is, ok := s.issueFromPath(r, "issue_number")
+	if !ok {
+		return notFound()
+	}
+	return reply{status: http.StatusOK, body: s.wireIssue(is)}
+}
+
 func (s *Server) getPull(r *http.Request) reply {
 	s.mu.Lock()
 	defer s.mu.Unlock()
