@@ -166,6 +166,14 @@ func (e *Engine) Briefing(ctx context.Context, kind string, r schedule.Run) (*st
 	day := e.dayKey(kind, r.Scheduled)
 	b, err := e.o.Store.BriefingFor(ctx, kind, day)
 	if err == nil {
+		// A scheduled run queues it again (the key drops a repeat): the
+		// daemon may have stopped between storing and queuing it. A
+		// manual one only shows it; /briefing answers with it in the chat.
+		if !r.Manual {
+			if err := e.send(ctx, b); err != nil {
+				return b, false, err
+			}
+		}
 		return b, false, nil
 	}
 	if !errors.Is(err, store.ErrNotFound) {
@@ -198,17 +206,22 @@ func (e *Engine) Briefing(ctx context.Context, kind string, r schedule.Run) (*st
 			return nil, false, fmt.Errorf("proactive: %w", err)
 		}
 	}
-	msg := text
-	if narrative != "" {
-		msg = narrative + "\n\n" + text
-	}
-	if err := e.notify(ctx, notify.Message{Level: notify.Important, Key: BriefingKeyPrefix + kind + ":" + day, Text: msg}); err != nil {
+	if err := e.send(ctx, b); err != nil {
 		return b, true, err
 	}
 	if e.o.Health != nil {
 		e.o.Health.Add(HealthName, "briefings", 1)
 	}
 	return b, true, nil
+}
+
+// send queues a stored briefing for the owner, once per kind and day.
+func (e *Engine) send(ctx context.Context, b *store.Briefing) error {
+	msg := b.Text
+	if b.Narrative != "" {
+		msg = b.Narrative + "\n\n" + b.Text
+	}
+	return e.notify(ctx, notify.Message{Level: notify.Important, Key: BriefingKeyPrefix + b.Kind + ":" + b.Day, Text: msg})
 }
 
 // HealthName is the component the engine's jobs report under.

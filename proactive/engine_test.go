@@ -410,3 +410,42 @@ func TestWeeklyReviewWithNarrative(t *testing.T) {
 		t.Errorf("weekly briefing notification %+v %v: want the narrative on top", n, err)
 	}
 }
+
+// failOnce is a notifier whose first message is lost (the daemon
+// stopped, or the queue could not be written, right after the briefing
+// was stored).
+type failOnce struct {
+	Notifier
+	failed bool
+}
+
+func (f *failOnce) Notify(ctx context.Context, m notify.Message) error {
+	if !f.failed {
+		f.failed = true
+		return fmt.Errorf("disk full")
+	}
+	return f.Notifier.Notify(ctx, m)
+}
+
+// A briefing stored but never handed to the queue is sent by the next
+// scheduled run of the day (the catch-up after a restart), not kept
+// silently: "one briefing per day" must not become "none".
+func TestBriefingStoredButNotQueuedIsSentByTheNextRun(t *testing.T) {
+	ctx := context.Background()
+	var lossy *failOnce
+	w := newWorld(t, time.Date(2001, 10, 25, 7, 0, 0, 0, houston), func(o *Options) {
+		lossy = &failOnce{Notifier: o.Notifier}
+		o.Notifier = lossy
+	})
+	slot := w.clock.Now()
+	if _, _, err := w.engine.Briefing(ctx, KindMorning, schedule.Run{Scheduled: slot}); err == nil {
+		t.Fatal("the lost notification was not reported")
+	}
+	w.clock.Set(slot.Add(2 * time.Hour))
+	if _, created, err := w.engine.Briefing(ctx, KindMorning, schedule.Run{Scheduled: slot, Late: true}); err != nil || created {
+		t.Fatalf("catch-up: created %v, %v; want the stored briefing", created, err)
+	}
+	if _, err := w.st.NotificationByKey(ctx, BriefingKeyPrefix+KindMorning+":2001-10-25"); err != nil {
+		t.Errorf("the morning briefing never reached the queue: %v", err)
+	}
+}
