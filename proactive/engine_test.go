@@ -449,3 +449,34 @@ func TestBriefingStoredButNotQueuedIsSentByTheNextRun(t *testing.T) {
 		t.Errorf("the morning briefing never reached the queue: %v", err)
 	}
 }
+
+// A prep stored but never handed to the queue is queued by the next run,
+// still once.
+func TestMeetingPrepStoredButNotQueuedIsSentByTheNextRun(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2001, 10, 25, 9, 0, 0, 0, houston)
+	var lossy *failOnce
+	w := newWorld(t, now, func(o *Options) {
+		lossy = &failOnce{Notifier: o.Notifier}
+		o.Notifier = lossy
+	})
+	w.event(t, "soon", "Staff meeting", now.Add(time.Hour), now.Add(2*time.Hour), []string{"jae.black@example.com"}, nil)
+	if _, err := w.engine.MeetingPrep(ctx); err == nil {
+		t.Fatal("the lost notification was not reported")
+	}
+	for range 2 {
+		w.clock.Set(w.clock.Now().Add(15 * time.Minute))
+		if _, err := w.engine.MeetingPrep(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	n := 0
+	for _, x := range w.notifications(t) {
+		if strings.HasPrefix(x.Key, "prep:soon:") {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("%d prep notifications for the meeting, want 1", n)
+	}
+}

@@ -59,10 +59,12 @@ func (e *Engine) MeetingPrep(ctx context.Context) (int, error) {
 		if err != nil {
 			return n, fmt.Errorf("proactive: meeting prep: %w", err)
 		}
-		if !added {
-			continue
+		if added {
+			n++
 		}
-		n++
+		// Queued on every run until the meeting starts, not only when the
+		// prep is stored: the daemon may have stopped in between. The key
+		// keeps it to one message per meeting.
 		key := fmt.Sprintf("prep:%s:%d", it.ExternalID, ev.start.UnixMilli())
 		if err := e.notify(ctx, notify.Message{Level: notify.Important, Key: key, Text: text, ItemID: it.ID}); err != nil {
 			return n, err
