@@ -195,7 +195,8 @@ func (c *Collector) collectNotifications(ctx context.Context, res *Result) error
 		hdr.Set("If-Modified-Since", cur.LastModified)
 	}
 	var items []*store.Item
-	first, notModified, err := c.pages(ctx, "notifications?per_page=50", hdr, func(body []byte) error {
+	complete := true
+	first, notModified, listed, err := c.pages(ctx, "notifications?per_page=50", hdr, func(body []byte) error {
 		var list []json.RawMessage
 		if err := json.Unmarshal(body, &list); err != nil {
 			return fmt.Errorf("github: notifications: %w", err)
@@ -210,6 +211,7 @@ func (c *Collector) collectNotifications(ctx context.Context, res *Result) error
 			}()
 			if err != nil {
 				res.Skipped++
+				complete = false // it may be one we hold as unread
 				c.log.Warn("skipping malformed notification", "err", err, "item", truncate(rawItem, 200))
 				continue
 			}
@@ -229,6 +231,15 @@ func (c *Collector) collectNotifications(ctx context.Context, res *Result) error
 		return nil
 	}
 	res.Seen += len(items)
+	if complete && listed {
+		// The answer lists every unread thread: the others were read or
+		// marked done elsewhere.
+		read, err := c.readElsewhere(ctx, items)
+		if err != nil {
+			return err
+		}
+		items = append(items, read...)
+	}
 	next := notesCursor{LastModified: first.Header.Get("Last-Modified")}
 	cursor, _ := json.Marshal(next)
 	stored, err := c.upsert(ctx, items, func(tx *store.Tx) error {
@@ -239,6 +250,27 @@ func (c *Collector) collectNotifications(ctx context.Context, res *Result) error
 	})
 	res.Stored += stored
 	return err
+}
+
+// readElsewhere returns the stored notifications still marked unread that
+// a complete list of the unread ones (listed) no longer holds, marked read.
+func (c *Collector) readElsewhere(ctx context.Context, listed []*store.Item) ([]*store.Item, error) {
+	stored, err := c.store.ItemsBetween(ctx, []string{"notification"}, time.Unix(0, 0), time.Unix(1<<40, 0), 100000)
+	if err != nil {
+		return nil, err
+	}
+	ids := map[string]bool{}
+	for _, it := range listed {
+		ids[it.ExternalID] = true
+	}
+	var out []*store.Item
+	for _, it := range stored {
+		if it.Source == Source && it.Meta["unread"] == true && !ids[it.ExternalID] {
+			it.Meta["unread"] = false
+			out = append(out, it)
+		}
+	}
+	return out, nil
 }
 
 // upsert stores items with events, and then runs also, in one transaction;
@@ -424,7 +456,7 @@ func (c *Collector) search(ctx context.Context, q string, used map[string]bool, 
 	}
 	var issues []*gh.Issue
 	total, bad, incomplete := 0, 0, false
-	first, notModified, err := c.pages(ctx, u, hdr, func(body []byte) error {
+	first, notModified, _, err := c.pages(ctx, u, hdr, func(body []byte) error {
 		var page struct {
 			TotalCount int               `json:"total_count"`
 			Incomplete bool              `json:"incomplete_results"`
@@ -488,7 +520,7 @@ func (c *Collector) checks(ctx context.Context, is *gh.Issue, used map[string]bo
 	if cached {
 		hdr.Set("If-None-Match", prev.etag)
 	}
-	first, notModified, err := c.pages(ctx, u, hdr, func(body []byte) error {
+	first, notModified, _, err := c.pages(ctx, u, hdr, func(body []byte) error {
 		var page gh.ListCheckRunsResults
 		if err := json.Unmarshal(body, &page); err != nil {
 			return err
@@ -538,8 +570,8 @@ func (c *Collector) getCached(ctx context.Context, u string, used map[string]boo
 // pages GETs u and its following pages (Link rel="next"), handing each
 // body to each. hdr goes with the first request only (conditional
 // headers); a 304 there returns notModified and reads nothing more.
-func (c *Collector) pages(ctx context.Context, u string, hdr http.Header, each func([]byte) error) (*gh.Response, bool, error) {
-	var first *gh.Response
+// complete is false when the page limit cut the list.
+func (c *Collector) pages(ctx context.Context, u string, hdr http.Header, each func([]byte) error) (first *gh.Response, notModified, complete bool, err error) {
 	for page := 1; page <= c.maxPages; page++ {
 		pu := u
 		if page > 1 {
@@ -547,25 +579,25 @@ func (c *Collector) pages(ctx context.Context, u string, hdr http.Header, each f
 			hdr = nil
 		}
 		var buf bytes.Buffer
-		resp, notModified, err := c.get(ctx, pu, hdr, &buf)
+		resp, nm, err := c.get(ctx, pu, hdr, &buf)
 		if page == 1 {
 			first = resp
 		}
 		if err != nil {
-			return first, false, err
+			return first, false, false, err
 		}
-		if notModified {
-			return first, true, nil
+		if nm {
+			return first, true, false, nil
 		}
 		if err := each(buf.Bytes()); err != nil {
-			return first, false, fmt.Errorf("decode %s: %w", pu, err)
+			return first, false, false, fmt.Errorf("decode %s: %w", pu, err)
 		}
 		if resp.NextPage == 0 {
-			return first, false, nil
+			return first, false, true, nil
 		}
 	}
 	c.log.Warn("stopped paginating at the page limit", "url", u, "pages", c.maxPages)
-	return first, false, nil
+	return first, false, false, nil
 }
 
 func withPage(u string, page int) string {

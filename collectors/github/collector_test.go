@@ -678,3 +678,25 @@ func TestItemsNoLongerFoundLoseTheirReason(t *testing.T) {
 		}
 	}
 }
+
+// A notification read or marked done on GitHub leaves the unread list; the
+// stored one must stop saying it is unread.
+func TestNotificationReadElsewhereIsMarkedRead(t *testing.T) {
+	h := newHarness(t, fake.Options{})
+	readID := h.fake.AddNotification(fake.Notification{Repo: "acme/api", Type: "PullRequest", Number: 12, Title: "Add retries", Reason: "review_requested"})
+	keptID := h.fake.AddNotification(fake.Notification{Repo: "acme/web", Type: "Issue", Number: 3, Title: "Broken link", Reason: "mention"})
+	h.collect(t)
+
+	h.clk.Advance(2 * time.Minute)
+	h.fake.MarkRead(readID)
+	h.clk.Advance(2 * time.Minute)
+	if res := h.collect(t); res.Stored != 1 {
+		t.Errorf("stored %d, want the read notification updated", res.Stored)
+	}
+	if got := h.item(t, "notification:"+readID).Meta["unread"]; got != false {
+		t.Errorf("read notification: unread = %v, want false", got)
+	}
+	if got := h.item(t, "notification:"+keptID).Meta["unread"]; got != true {
+		t.Errorf("unread notification: unread = %v, want true", got)
+	}
+}
