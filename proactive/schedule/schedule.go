@@ -163,16 +163,24 @@ func (s *Scheduler) Run(ctx context.Context) error {
 
 // Start computes every job's next slot from now and catches up CatchUp
 // jobs whose latest slot today passed while the daemon was not running.
+// A slot that passed within the grace period is still on time: the first
+// Tick runs it, as it would have had the daemon started a minute earlier.
 func (s *Scheduler) Start(ctx context.Context, now time.Time) {
 	s.run.Lock()
 	defer s.run.Unlock()
 	failed := false
 	for _, e := range s.entries {
 		e.next = e.sched.Next(now.Add(-time.Nanosecond))
-		if e.job.CatchUp <= 0 {
-			continue
+		_, wall := e.sched.(*wallSchedule)
+		if !wall && e.job.CatchUp <= 0 {
+			continue // an interval has no slot to be on time for
 		}
-		if prev := s.previous(e, now); !prev.IsZero() && now.Sub(prev) > s.o.Grace && s.catchUp(e, prev, now) {
+		prev := s.previous(e, now)
+		switch {
+		case prev.IsZero():
+		case now.Sub(prev) <= s.o.Grace:
+			e.next = prev
+		case s.catchUp(e, prev, now):
 			failed = s.exec(ctx, e, Run{Job: e.job.Name, Scheduled: prev, Late: true}) != nil || failed
 		}
 	}

@@ -200,11 +200,12 @@ func TestStartCatchesUpTodaysMorningBriefingOnce(t *testing.T) {
 		name    string
 		started time.Time
 		late    int
+		onTime  int // run by the first tick: the slot is within the grace period
 	}{
-		{"daemon started at 09:00", time.Date(2001, 10, 23, 9, 0, 0, 0, chicago), 1},
-		{"daemon started at 06:00", time.Date(2001, 10, 23, 6, 0, 0, 0, chicago), 0},
-		{"daemon started at 07:01 (within grace)", time.Date(2001, 10, 23, 7, 1, 0, 0, chicago), 0},
-		{"daemon started at 21:00 (too late)", time.Date(2001, 10, 23, 21, 0, 0, 0, chicago), 0},
+		{"daemon started at 09:00", time.Date(2001, 10, 23, 9, 0, 0, 0, chicago), 1, 0},
+		{"daemon started at 06:00", time.Date(2001, 10, 23, 6, 0, 0, 0, chicago), 0, 0},
+		{"daemon started at 07:01 (within grace)", time.Date(2001, 10, 23, 7, 1, 0, 0, chicago), 0, 1},
+		{"daemon started at 21:00 (too late)", time.Date(2001, 10, 23, 21, 0, 0, 0, chicago), 0, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -222,10 +223,19 @@ func TestStartCatchesUpTodaysMorningBriefingOnce(t *testing.T) {
 			if tt.late == 1 && (!runs[0].Late || runs[0].Scheduled.In(chicago).Hour() != 7) {
 				t.Errorf("catch-up run %+v", runs[0])
 			}
-			// Ticking again at the same time must not run it twice.
+			// The first tick runs a slot that is still on time, and never
+			// the one caught up at start a second time.
 			s.Tick(context.Background(), tt.started.Add(time.Minute))
-			if runs, _ := rec.of("morning"); len(runs) != tt.late {
-				t.Errorf("%d runs after a tick, want still %d", len(runs), tt.late)
+			runs, _ = rec.of("morning")
+			if len(runs) != tt.late+tt.onTime {
+				t.Fatalf("%d runs after a tick, want %d", len(runs), tt.late+tt.onTime)
+			}
+			if tt.onTime == 1 && (runs[0].Late || !runs[0].Scheduled.Equal(time.Date(2001, 10, 23, 7, 0, 0, 0, chicago))) {
+				t.Errorf("on-time run %+v, want the 07:00 slot, not late", runs[0])
+			}
+			s.Tick(context.Background(), tt.started.Add(2*time.Minute))
+			if runs, _ := rec.of("morning"); len(runs) != tt.late+tt.onTime {
+				t.Errorf("%d runs after a second tick, want still %d", len(runs), tt.late+tt.onTime)
 			}
 			next := s.Next("morning")
 			if want := time.Date(2001, 10, 24, 7, 0, 0, 0, chicago); tt.started.Hour() >= 7 && !next.Equal(want) {
