@@ -204,7 +204,9 @@ func (c *Collector) sync(ctx context.Context, token string, from, to time.Time) 
 					return err
 				}
 			}
-			if old := stored[it.ExternalID]; old != nil {
+			// Conflicts are computed in the window only: one moved out of it
+			// must not keep those of its old time.
+			if old := stored[it.ExternalID]; old != nil && overlaps(it, from, to) {
 				keepConflicts(it, old)
 			}
 			r, err := tx.UpsertItem(it, store.UpsertOptions{Event: true})

@@ -445,3 +445,36 @@ func BenchmarkIdlePoll(b *testing.B) {
 	}
 	b.ReportMetric(float64((testutil.CPUTime()-cpu).Microseconds())/float64(b.N), "cpu-µs/op")
 }
+
+// An event moved out of the window is still updated (we hold it), but its
+// conflicts are only computed inside the window: it must not keep the ones
+// it had at its old time.
+func TestEventMovedOutOfWindowDropsItsConflicts(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	a := e.add(t, fakegoogle.Event{Summary: "A", Start: dt("2024-03-18T10:00:00+01:00", "Europe/Berlin"), End: dt("2024-03-18T11:00:00+01:00", "Europe/Berlin")})
+	b := e.add(t, fakegoogle.Event{Summary: "B", Start: dt("2024-03-18T10:30:00+01:00", "Europe/Berlin"), End: dt("2024-03-18T11:30:00+01:00", "Europe/Berlin")})
+	c := e.collector(t)
+	if _, err := c.Collect(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := conflictsOf(e.item(t, b.ID)); !slices.Equal(got, []string{a.ID}) {
+		t.Fatalf("B conflicts = %v", got)
+	}
+
+	e.clock.add(time.Minute)
+	e.fake.UpdateEvent("primary", b.ID, func(ev *fakegoogle.Event) {
+		ev.Start, ev.End = dt("2024-06-18T10:30:00+02:00", "Europe/Berlin"), dt("2024-06-18T11:30:00+02:00", "Europe/Berlin")
+	})
+	if res, err := c.Collect(ctx); err != nil || res.Full {
+		t.Fatalf("incremental pass = %+v, %v", res, err)
+	}
+	for _, id := range []string{a.ID, b.ID} {
+		if v, ok := e.item(t, id).Meta["conflicts"]; ok {
+			t.Errorf("%s keeps conflicts %v after B moved months away", id, v)
+		}
+	}
+	if got := e.item(t, b.ID).Meta["start"]; got != "2024-06-18T10:30:00+02:00" {
+		t.Errorf("B start = %v, want the new time", got)
+	}
+}
