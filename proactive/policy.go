@@ -142,11 +142,30 @@ func (p *Policy) quietUntil(now time.Time) (time.Time, bool) {
 	if !in {
 		return time.Time{}, false
 	}
-	end := time.Date(l.Year(), l.Month(), l.Day(), p.quietEnd/60, p.quietEnd%60, 0, 0, p.loc)
+	end := wallClock(l.Year(), l.Month(), l.Day(), p.quietEnd, p.loc)
 	if !end.After(now) {
-		end = time.Date(l.Year(), l.Month(), l.Day()+1, p.quietEnd/60, p.quietEnd%60, 0, 0, p.loc)
+		end = wallClock(l.Year(), l.Month(), l.Day()+1, p.quietEnd, p.loc)
 	}
 	return end, true
+}
+
+// wallClock is the instant the day's clocks show mins minutes after
+// midnight; if the clocks skip that time (spring forward), the instant
+// they jump. time.Date alone may pick a time an hour before or after.
+func wallClock(y int, m time.Month, d, mins int, loc *time.Location) time.Time {
+	t := time.Date(y, m, d, mins/60, mins%60, 0, 0, loc)
+	got := t.Hour()*60 + t.Minute()
+	if got == mins {
+		return t
+	}
+	start, end := t.ZoneBounds()
+	if got > mins && !start.IsZero() {
+		return start // moved past the gap: the jump started this zone
+	}
+	if !end.IsZero() {
+		return end // moved before the gap: the jump ends this zone
+	}
+	return t
 }
 
 func localMidnight(t time.Time, loc *time.Location) time.Time {

@@ -291,3 +291,37 @@ func TestBriefingClock(t *testing.T) {
 		}
 	}
 }
+
+// Quiet hours that end at a time the spring-forward night skips end when
+// the clocks jump, not a day later.
+func TestQuietHoursEndingInTheDSTGap(t *testing.T) {
+	berlin, err := time.LoadLocation("Europe/Berlin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	utc := func(mo, d, h, m int) time.Time { return time.Date(2024, time.Month(mo), d, h, m, 0, 0, time.UTC) }
+	tests := []struct {
+		name  string
+		loc   *time.Location
+		now   time.Time
+		until time.Time
+	}{
+		{"Chicago 01:45 CST, quiet until 02:30", houston, utc(3, 10, 7, 45), utc(3, 10, 8, 0)}, // 03:00 CDT
+		{"Chicago 01:00 CST, quiet until 02:30", houston, utc(3, 10, 7, 0), utc(3, 10, 8, 0)},  // 03:00 CDT
+		{"Berlin 01:45 CET, quiet until 02:30", berlin, utc(3, 31, 0, 45), utc(3, 31, 1, 0)},   // 03:00 CEST
+		{"Chicago the night after, 01:45 CDT", houston, utc(3, 11, 6, 45), utc(3, 11, 7, 30)},  // 02:30 CDT
+		{"Chicago fall back, 01:45 CDT", houston, utc(11, 3, 6, 45), utc(11, 3, 8, 30)},        // 02:30 CST
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p, err := NewPolicy(nil, config.Notifications{QuietStart: "23:00", QuietEnd: "02:30"}, tt.loc, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			until, quiet := p.quietUntil(tt.now)
+			if !quiet || !until.Equal(tt.until) {
+				t.Errorf("quiet %v until %v, want until %v", quiet, until.In(tt.loc), tt.until.In(tt.loc))
+			}
+		})
+	}
+}
