@@ -40,6 +40,9 @@ func runCommand() *command {
 			}
 			tuneGC()
 			privateUmask()
+			memCtx, stopMem := context.WithCancel(ctx)
+			defer stopMem()
+			go releaseIdleMemory(memCtx, releaseEvery, releaseThreshold)
 			log := logging.New(e.stderr, cfg.LogLevel, cfg.Secrets())
 			// A library writing with the standard log package goes through
 			// the same handler, so its lines are redacted too.

@@ -34,7 +34,7 @@ import (
 //     kernel holds the file in its page cache (a freshly linked binary is
 //     mapped in 2 MB pages);
 //   - hwm-MB: the peak resident size during the start (VmHWM);
-//   - rss-used-MB: VmRSS once more, idle again after a few hundred
+//   - rss-used-MB: VmRSS once more, idle again (13 s) after a few hundred
 //     searches: what the daemon holds once the garbage collector's heap
 //     has grown with use, not just after the start's clean-up.
 //
@@ -148,7 +148,7 @@ func startAndMeasure(b *testing.B, bin, home string) startResult {
 			b.Fatalf("search %q: %v", q, err)
 		}
 	}
-	time.Sleep(settle)
+	time.Sleep(settle + releaseEvery) // idle again: past one check of releaseIdleMemory
 	if res.usedKB, err = procStatusKB(cmd.Process.Pid, "VmRSS"); err != nil {
 		b.Fatal(err)
 	}
