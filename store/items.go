@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -95,8 +96,12 @@ func (t *Tx) UpsertItem(it *Item, opts UpsertOptions) (UpsertResult, error) {
 	var res UpsertResult
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
-		r, err := t.exec(`INSERT INTO items (source, external_id, kind, thread, time, title, body, quoted, sender, people, meta, content_hash, created, updated)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		// The id is past every id ever given out: a plain rowid would hand
+		// a deleted newest item's id to the next one, and notifications,
+		// proposals and evidence that name the old item would name it.
+		r, err := t.exec(`INSERT INTO items (id, source, external_id, kind, thread, time, title, body, quoted, sender, people, meta, content_hash, created, updated)
+			VALUES (1 + MAX(COALESCE((SELECT MAX(id) FROM items), 0), COALESCE((SELECT CAST(value AS INTEGER) FROM meta WHERE key = '`+metaMaxDeletedItem+`'), 0)),
+			?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			it.Source, it.ExternalID, it.Kind, it.Thread, ms(it.Time), it.Title, it.Body, it.Quoted, strings.ToLower(it.Sender), string(people), string(meta), hash, now, now)
 		if err != nil {
 			return UpsertResult{}, fmt.Errorf("insert item %s/%s: %w", it.Source, it.ExternalID, err)
@@ -309,16 +314,28 @@ func (t *Tx) AckEvents(consumer string, eventID int64) error {
 // it (triggers and cascades); contact and thread statistics keep it.
 // It reports whether there was such an item.
 func (t *Tx) DeleteItem(source, externalID string) (bool, error) {
-	res, err := t.exec(`DELETE FROM items WHERE source = ? AND external_id = ?`, source, externalID)
+	var id int64
+	err := t.queryRow(`SELECT id FROM items WHERE source = ? AND external_id = ?`, source, externalID).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
 	if err != nil {
 		return false, fmt.Errorf("delete item %s/%s: %w", source, externalID, err)
 	}
-	n, err := res.RowsAffected()
-	if err != nil {
+	// Remember the id so that it is never given out again (UpsertItem).
+	if _, err := t.exec(`INSERT INTO meta (key, value, updated) VALUES (?, ?, ?)
+		ON CONFLICT (key) DO UPDATE SET value = MAX(CAST(meta.value AS INTEGER), CAST(excluded.value AS INTEGER)), updated = excluded.updated`,
+		metaMaxDeletedItem, strconv.FormatInt(id, 10), ms(t.now)); err != nil {
 		return false, fmt.Errorf("delete item %s/%s: %w", source, externalID, err)
 	}
-	return n > 0, nil
+	if _, err := t.exec(`DELETE FROM items WHERE id = ?`, id); err != nil {
+		return false, fmt.Errorf("delete item %s/%s: %w", source, externalID, err)
+	}
+	return true, nil
 }
+
+// metaMaxDeletedItem is the highest id of a deleted item.
+const metaMaxDeletedItem = "items.max_deleted_id"
 
 // Cursor returns a collector's saved sync position ("" if none).
 func (s *Store) Cursor(ctx context.Context, collector string) (string, error) {

@@ -213,3 +213,45 @@ func TestEventsAndCursorsAreDurablePositions(t *testing.T) {
 		t.Fatalf("cursor = %q, want 42", c)
 	}
 }
+
+// A deleted item's id is never given to another: notifications, proposals
+// and evidence that name it must not come to name a different item. The
+// delete takes the item's search rows along and reports a missing item.
+func TestDeletedItemIDsAreNeverReused(t *testing.T) {
+	s := openTest(t)
+	ctx := context.Background()
+	at := time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
+	add := func(id string) int64 {
+		t.Helper()
+		res, err := s.UpsertItems(ctx, []*Item{{Source: "gmail", ExternalID: id, Kind: "email", Time: at, Title: "Subject " + id, Body: "body of " + id}}, UpsertOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res[0].ID
+	}
+	del := func(id string) bool {
+		t.Helper()
+		var ok bool
+		if err := s.Tx(ctx, func(tx *Tx) (err error) { ok, err = tx.DeleteItem("gmail", id); return err }); err != nil {
+			t.Fatal(err)
+		}
+		return ok
+	}
+	a, b := add("a"), add("b")
+	if !del("b") || del("b") {
+		t.Fatal("deleting b: want true once, then false")
+	}
+	if c := add("c"); c <= b {
+		t.Errorf("new item got id %d after %d was deleted; ids must not be reused", c, b)
+	}
+	if !del("c") || !del("a") {
+		t.Fatal("deleting c and a")
+	}
+	if d := add("d"); d <= b+1 || d == a {
+		t.Errorf("new item got id %d in an emptied store; the ids before it were %d..%d", d, a, b+1)
+	}
+	var fts int
+	if err := s.DB().QueryRow(`SELECT COUNT(*) FROM items_fts WHERE items_fts MATCH 'subject'`).Scan(&fts); err != nil || fts != 1 {
+		t.Errorf("%d search rows for the one item left, %v", fts, err)
+	}
+}
