@@ -305,11 +305,13 @@ func (s *Server) Press(from User, chatID int64, messageID int, data string) (int
 
 // ReseedUpdateIDs makes the next update id next, as Telegram does after a
 // week without updates ("chosen randomly instead of sequentially"), which
-// may be below every id the bot has seen.
+// may be below every id the bot has seen. Nothing from before is pending
+// then (Telegram keeps updates 24 hours), so the queue is emptied.
 func (s *Server) ReseedUpdateIDs(next int64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.nextUpd = next
+	s.updates = nil
 }
 
 // Redeliver queues the update with id again, as a duplicate that arrives
