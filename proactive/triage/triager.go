@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/omnibrain/omnibrain/approval"
@@ -80,7 +81,15 @@ type Options struct {
 type Triager struct {
 	o    Options
 	kick chan struct{} // Kick wakes Run before the interval is up
+
+	mu       sync.Mutex
+	failures map[int64]int // event id -> failed attempts in a row
 }
+
+// maxAttempts is how many passes in a row an event may fail before triage
+// gives up on it, so that one item that cannot be decided does not hold
+// back every mail after it. The item stays stored and searchable.
+const maxAttempts = 5
 
 // New returns a triager.
 func New(o Options) (*Triager, error) {
@@ -171,9 +180,23 @@ func (t *Triager) Pass(ctx context.Context) (Stats, error) {
 		}
 		for _, ev := range evs {
 			if err := t.handle(ctx, ev, owner, &st); err != nil {
-				t.fail(err)
-				return st, err
+				if ctx.Err() != nil || !t.giveUp(ev.ID) {
+					t.fail(err)
+					return st, err
+				}
+				t.o.Log.Error("triage gave up on an item after repeated failures; it stays stored and searchable but is not triaged",
+					"item", ev.ItemID, "attempts", maxAttempts, "err", err)
+				t.fail(fmt.Errorf("gave up on item %d after %d attempts: %w", ev.ItemID, maxAttempts, err))
+				if t.o.Health != nil {
+					t.o.Health.Add(HealthName, "gave_up", 1)
+				}
+				if err := t.ack(ctx, ev.ID); err != nil {
+					return st, err
+				}
 			}
+			t.mu.Lock()
+			delete(t.failures, ev.ID)
+			t.mu.Unlock()
 			st.Events++
 		}
 	}
@@ -183,6 +206,22 @@ func (t *Triager) Pass(ctx context.Context) (Stats, error) {
 		t.o.Health.Add(HealthName, "model_calls", int64(st.Model))
 	}
 	return st, nil
+}
+
+// giveUp counts a failed attempt at an event and reports whether it was
+// the last one allowed.
+func (t *Triager) giveUp(eventID int64) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.failures == nil {
+		t.failures = map[int64]int{}
+	}
+	t.failures[eventID]++
+	if t.failures[eventID] < maxAttempts {
+		return false
+	}
+	delete(t.failures, eventID)
+	return true
 }
 
 func (t *Triager) fail(err error) {

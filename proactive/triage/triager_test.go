@@ -3,6 +3,7 @@ package triage
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"path/filepath"
@@ -455,5 +456,64 @@ func TestMailAfterADeletedOneIsTriaged(t *testing.T) {
 	}
 	if _, err := e.st.TriageOf(ctx, next.ID); err != nil || st.Triaged != 1 {
 		t.Errorf("the mail after a deleted one: %d triaged, decision: %v; want it triaged", st.Triaged, err)
+	}
+}
+
+// failingNotifier is the real queue, except that it fails for one item.
+type failingNotifier struct {
+	q    *notify.Queue
+	item int64
+}
+
+func (f failingNotifier) Notify(ctx context.Context, m notify.Message) error {
+	if m.ItemID == f.item {
+		return errors.New("injected: this item cannot be queued")
+	}
+	return f.q.Notify(ctx, m)
+}
+
+// One mail that fails every time holds back the mail after it for a few
+// passes only: then triage gives up on it, says so in health, and goes
+// on; the mail stays stored.
+func TestOneFailingMailDoesNotBlockTheRest(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t)
+	bad := e.deliver(t, rawMail("b1@example.com", "Big Boss <boss@example.com>", "owner@example.com", "Budget numbers",
+		"Thu, 25 Oct 2001 09:30:00 -0500", "I need the Q4 budget numbers by 5pm today."))
+	next := e.deliver(t, rawMail("c1@example.com", "Big Boss <boss@example.com>", "owner@example.com", "Board meeting",
+		"Thu, 25 Oct 2001 09:35:00 -0500", "The board meets at 4pm today, urgent."))
+	reg := health.NewRegistry(e.clock)
+	tr, err := New(Options{Store: e.st, VIPs: []string{"boss@example.com"}, Location: houston, Notifier: failingNotifier{q: e.queue, item: bad.ID},
+		Now: e.clock, Health: reg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i < maxAttempts; i++ {
+		if _, err := tr.Pass(ctx); err == nil {
+			t.Fatalf("pass %d succeeded with a mail that cannot be queued", i)
+		}
+		if _, err := e.st.TriageOf(ctx, next.ID); err == nil && len(e.notifications(t)) > 0 {
+			t.Fatalf("pass %d went past the failing mail", i)
+		}
+	}
+	if _, err := tr.Pass(ctx); err != nil {
+		t.Fatalf("pass %d: %v; want it to give up on the failing mail and go on", maxAttempts, err)
+	}
+	if _, err := e.st.TriageOf(ctx, next.ID); err != nil {
+		t.Errorf("the next mail was not triaged: %v", err)
+	}
+	queued := false
+	for _, n := range e.notifications(t) {
+		queued = queued || n.ItemID == next.ID
+	}
+	if !queued {
+		t.Errorf("nothing was queued for the next mail: %v", e.notifications(t))
+	}
+	comp, _ := reg.Get(HealthName)
+	if comp.Counters["gave_up"] != 1 || !strings.Contains(comp.LastError, fmt.Sprintf("gave up on item %d", bad.ID)) {
+		t.Errorf("health = %+v", comp)
+	}
+	if _, err := e.st.Item(ctx, bad.ID); err != nil {
+		t.Errorf("the failing mail is gone: %v", err)
 	}
 }
