@@ -458,6 +458,9 @@ func (e *Engine) github(ctx context.Context, now time.Time) ([]GitHubLine, error
 		if reason == "author" && checks == "failure" {
 			why, ok = "checks fail on your pull request", true
 		}
+		if unread, known := it.Meta["unread"].(bool); known && !unread {
+			continue // read on GitHub: the owner has seen it
+		}
 		if !ok || state == "closed" || state == "merged" {
 			continue
 		}

@@ -480,3 +480,30 @@ func TestMeetingPrepStoredButNotQueuedIsSentByTheNextRun(t *testing.T) {
 		t.Errorf("%d prep notifications for the meeting, want 1", n)
 	}
 }
+
+// The briefing lists GitHub items that wait for the owner: a notification
+// the owner already read on GitHub does not wait any more, nor does a
+// closed pull request; an unread mention does.
+func TestBriefingGitHubSkipsWhatWasReadOrClosed(t *testing.T) {
+	now := time.Date(2001, 10, 25, 7, 0, 0, 0, houston)
+	w := newWorld(t, now)
+	ctx := context.Background()
+	items := []*store.Item{
+		{Source: "github", ExternalID: "n1", Kind: "notification", Time: now.Add(-2 * time.Hour), Title: "Read on GitHub",
+			Meta: map[string]any{"reason": "mention", "state": "open", "unread": false, "url": "https://github.com/acme/api/issues/1"}},
+		{Source: "github", ExternalID: "n2", Kind: "notification", Time: now.Add(-time.Hour), Title: "Still unread",
+			Meta: map[string]any{"reason": "mention", "state": "open", "unread": true, "url": "https://github.com/acme/api/issues/2"}},
+		{Source: "github", ExternalID: "p3", Kind: "pr", Time: now.Add(-time.Hour), Title: "Merged already",
+			Meta: map[string]any{"reason": "review_requested", "state": "merged", "url": "https://github.com/acme/api/pull/3"}},
+	}
+	if _, err := w.st.UpsertItems(ctx, items, store.UpsertOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	lines, err := w.engine.github(ctx, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(lines) != 1 || lines[0].Title != "Still unread" {
+		t.Errorf("GitHub lines %+v, want only the unread mention", lines)
+	}
+}
