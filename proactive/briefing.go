@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
@@ -53,7 +52,7 @@ type BriefingData struct {
 	GitHub      []GitHubLine   `json:"github,omitempty"`
 	Patterns    []PatternLine  `json:"patterns,omitempty"`
 	FYI         []FYILine      `json:"fyi,omitempty"`
-	FYIThrough  int64          `json:"fyi_through,omitempty"` // the last held notification gathered
+	FYIIDs      []int64        `json:"fyi_ids,omitempty"` // the held notifications gathered
 	Week        *WeekStats     `json:"week,omitempty"`
 }
 
@@ -199,10 +198,8 @@ func (e *Engine) Briefing(ctx context.Context, kind string, r schedule.Run) (*st
 	if !created {
 		return b, false, nil // another trigger won the race; it sends
 	}
-	if data.FYIThrough > 0 {
-		if err := e.o.Store.Tx(ctx, func(tx *store.Tx) error {
-			return tx.SetMeta(metaFYIThrough, strconv.FormatInt(data.FYIThrough, 10))
-		}); err != nil {
+	if len(data.FYIIDs) > 0 {
+		if err := e.o.Store.Tx(ctx, func(tx *store.Tx) error { return tx.MarkBriefed(data.FYIIDs) }); err != nil {
 			return nil, false, fmt.Errorf("proactive: %w", err)
 		}
 	}
@@ -232,9 +229,6 @@ func (e *Engine) fail(err error) {
 		e.o.Health.Degrade(HealthName, err)
 	}
 }
-
-// metaFYIThrough remembers the last held FYI a briefing gathered.
-const metaFYIThrough = "proactive.fyi_through"
 
 // dayKey is the local date a briefing belongs to; a weekly review belongs
 // to its week's Monday.
@@ -495,22 +489,17 @@ func (e *Engine) patternLines(ctx context.Context, newSince time.Time, n int) ([
 	return out, nil
 }
 
-// fyi gathers the notifications held for the briefing since the last
-// one: FYIs, and important ones the daily budget held back (silent ones
-// are only recorded).
+// fyi gathers the notifications held for a briefing that no briefing has
+// shown yet: FYIs, and important ones the daily budget held back (silent
+// ones are only recorded).
 func (e *Engine) fyi(ctx context.Context, d *BriefingData) error {
-	v, err := e.o.Store.Meta(ctx, metaFYIThrough)
-	if err != nil {
-		return err
-	}
-	after, _ := strconv.ParseInt(v, 10, 64)
-	held, err := e.o.Store.HeldSince(ctx, []string{string(notify.FYI), string(notify.Important), string(notify.Critical)}, after, 100)
+	held, err := e.o.Store.HeldForBriefing(ctx, []string{string(notify.FYI), string(notify.Important), string(notify.Critical)}, 100)
 	if err != nil {
 		return err
 	}
 	for _, n := range held {
 		d.FYI = append(d.FYI, FYILine{Text: firstLines(n.Text, 1), Time: n.Created, Level: n.Level})
-		d.FYIThrough = n.ID
+		d.FYIIDs = append(d.FYIIDs, n.ID)
 	}
 	return nil
 }

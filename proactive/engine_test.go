@@ -507,3 +507,48 @@ func TestBriefingGitHubSkipsWhatWasReadOrClosed(t *testing.T) {
 		t.Errorf("GitHub lines %+v, want only the unread mention", lines)
 	}
 }
+
+// A notification held for the briefings after a briefing ran, though
+// created before a notification that briefing showed (deferred by quiet
+// hours, then held back by the day's budget), is in the next briefing,
+// and each held notification is shown once.
+func TestHeldLateStillReachesTheNextBriefing(t *testing.T) {
+	w := newWorld(t, time.Date(2001, 10, 25, 6, 0, 0, 0, houston))
+	ctx := context.Background()
+	for _, m := range []notify.Message{
+		{Level: notify.Important, Key: "deferred", Text: "Deferred by quiet hours"},
+		{Level: notify.FYI, Key: "fyi", Text: "An FYI for the morning"},
+	} {
+		if err := w.queue.Notify(ctx, m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hold := func(key string) {
+		t.Helper()
+		n, err := w.st.NotificationByKey(ctx, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.st.UpdateNotification(ctx, n.ID, store.NotificationUpdate{State: store.NotificationHeld}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hold("fyi")
+	w.clock.Set(time.Date(2001, 10, 25, 7, 0, 0, 0, houston))
+	m, _, err := w.engine.Briefing(ctx, KindMorning, schedule.Run{Scheduled: w.clock.Now()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(m.Text, "An FYI for the morning") || strings.Contains(m.Text, "Deferred by quiet hours") {
+		t.Fatalf("morning briefing:\n%s", m.Text)
+	}
+	hold("deferred") // quiet hours ended, the day's budget was spent
+	w.clock.Set(time.Date(2001, 10, 25, 22, 0, 0, 0, houston))
+	e, _, err := w.engine.Briefing(ctx, KindEvening, schedule.Run{Scheduled: w.clock.Now()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(e.Text, "Deferred by quiet hours") || strings.Contains(e.Text, "An FYI for the morning") {
+		t.Errorf("evening briefing:\n%s\nwant the late-held notification and not the morning's FYI again", e.Text)
+	}
+}

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"path/filepath"
 	"testing"
 	"time"
@@ -15,23 +16,8 @@ import (
 func TestUpgradeNeverReusesAcknowledgedEventIDs(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), FileName)
-	db, err := sql.Open("sqlite3", "file:"+path+"?_foreign_keys=on")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ms, err := loadMigrations()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, m := range ms {
-		if m.version <= 11 {
-			if _, err := db.Exec(m.sql); err != nil {
-				t.Fatalf("%s: %v", m.name, err)
-			}
-		}
-	}
+	db := openAtVersion(t, path, 11)
 	for _, q := range []string{
-		`PRAGMA user_version = 11`,
 		`INSERT INTO items (source, external_id, kind, time, title, body, content_hash, created, updated) VALUES ('gmail', 'a', 'email', 0, 'a', '', 'a', 0, 0)`,
 		`INSERT INTO item_events (id, item_id, kind, created) VALUES (1, 1, 'new', 0), (2, 1, 'updated', 0)`,
 		`INSERT INTO consumers (name, last_event_id, updated) VALUES ('triage', 3, 0)`,
@@ -60,5 +46,63 @@ func TestUpgradeNeverReusesAcknowledgedEventIDs(t *testing.T) {
 	}
 	if len(evs) != 1 || evs[0].ID != 4 {
 		t.Fatalf("pending events after the upgrade: %+v; want the new mail's event, id 4", evs)
+	}
+}
+
+// openAtVersion creates a database at path with the migrations up to
+// version applied, as an older omnibrain left it.
+func openAtVersion(t *testing.T, path string, version int) *sql.DB {
+	t.Helper()
+	db, err := sql.Open("sqlite3", "file:"+path+"?_foreign_keys=on")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms, err := loadMigrations()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range ms {
+		if m.version <= version {
+			if _, err := db.Exec(m.sql); err != nil {
+				t.Fatalf("%s: %v", m.name, err)
+			}
+		}
+	}
+	if _, err := db.Exec(fmt.Sprintf("PRAGMA user_version = %d", version)); err != nil {
+		t.Fatal(err)
+	}
+	return db
+}
+
+// A database from before the briefed state: held notifications up to the
+// old high-water mark were shown and become briefed; a later one and a
+// silent one stay held.
+func TestUpgradeMarksShownNotificationsBriefed(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), FileName)
+	db := openAtVersion(t, path, 12)
+	for _, q := range []string{
+		`INSERT INTO notifications (id, key, level, state, created) VALUES (1, 'a', 'fyi', 'held', 0), (2, 'b', 'silent', 'held', 0), (3, 'c', 'fyi', 'held', 0)`,
+		`INSERT INTO meta (key, value, updated) VALUES ('proactive.fyi_through', '2', 0)`,
+	} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	db.Close()
+	s, err := Open(ctx, path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	want := map[string]string{"a": NotificationBriefed, "b": NotificationHeld, "c": NotificationHeld}
+	for key, state := range want {
+		n, err := s.NotificationByKey(ctx, key)
+		if err != nil || n.State != state {
+			t.Errorf("notification %s after the upgrade: %+v, %v; want %s", key, n, err, state)
+		}
+	}
+	if v, _ := s.Meta(ctx, "proactive.fyi_through"); v != "" {
+		t.Errorf("the old mark is still set: %q", v)
 	}
 }

@@ -14,6 +14,7 @@ const (
 	NotificationSending   = "sending"   // claimed by the dispatcher, being handed to the channel
 	NotificationDelivered = "delivered" // reached the owner
 	NotificationHeld      = "held"      // recorded, not pushed (silent, or kept for a briefing)
+	NotificationBriefed   = "briefed"   // held, then shown in a briefing
 	NotificationFailed    = "failed"    // the channel refused it for good; LastError says why
 )
 

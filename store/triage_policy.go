@@ -34,10 +34,10 @@ func (s *Store) PushedSince(ctx context.Context, since time.Time, levels []strin
 	return n, nil
 }
 
-// HeldSince returns held notifications of the levels with an id above
-// afterID, oldest first: what a briefing gathers (the FYIs, and what the
-// daily budget held back).
-func (s *Store) HeldSince(ctx context.Context, levels []string, afterID int64, limit int) ([]*Notification, error) {
+// HeldForBriefing returns held notifications of the levels that no
+// briefing has shown yet, oldest first: what a briefing gathers (the FYIs,
+// and what the daily budget held back, whenever that happened).
+func (s *Store) HeldForBriefing(ctx context.Context, levels []string, limit int) ([]*Notification, error) {
 	if limit <= 0 {
 		limit = 100
 	}
@@ -48,9 +48,20 @@ func (s *Store) HeldSince(ctx context.Context, levels []string, afterID int64, l
 	for _, l := range levels {
 		args = append(args, l)
 	}
-	args = append(args, afterID, limit)
+	args = append(args, limit)
 	return s.queryNotifications(ctx, `SELECT `+notificationColumns+` FROM notifications
-		WHERE state = ? AND level IN (`+placeholders(len(levels))+`) AND id > ? ORDER BY id LIMIT ?`, args...)
+		WHERE state = ? AND level IN (`+placeholders(len(levels))+`) ORDER BY id LIMIT ?`, args...)
+}
+
+// MarkBriefed records that a briefing showed these held notifications, so
+// the next one does not show them again.
+func (t *Tx) MarkBriefed(ids []int64) error {
+	for _, id := range ids {
+		if _, err := t.exec(`UPDATE notifications SET state = ? WHERE id = ? AND state = ?`, NotificationBriefed, id, NotificationHeld); err != nil {
+			return fmt.Errorf("mark notification %d briefed: %w", id, err)
+		}
+	}
+	return nil
 }
 
 // likePrefix escapes a LIKE pattern for "starts with p".

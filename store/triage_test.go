@@ -283,11 +283,14 @@ func TestPushedSinceAndHeld(t *testing.T) {
 	if n, _ := s.PushedSince(ctx, now.Add(time.Hour), []string{"important"}); n != 0 {
 		t.Errorf("pushed since later = %d", n)
 	}
-	held, err := s.HeldSince(ctx, []string{"fyi"}, f1, 10)
-	if err != nil || len(held) != 1 || held[0].Key != "f2" {
-		t.Errorf("held since f1: %v %v", held, err)
+	if err := s.Tx(ctx, func(tx *Tx) error { return tx.MarkBriefed([]int64{f1}) }); err != nil {
+		t.Fatal(err)
 	}
-	if held, _ := s.HeldSince(ctx, []string{"important"}, 0, 10); len(held) != 0 {
+	held, err := s.HeldForBriefing(ctx, []string{"fyi"}, 10)
+	if err != nil || len(held) != 1 || held[0].Key != "f2" {
+		t.Errorf("held and not briefed: %v %v; want f2 only", held, err)
+	}
+	if held, _ := s.HeldForBriefing(ctx, []string{"important"}, 10); len(held) != 0 {
 		t.Errorf("held important ones: %v, want none", held)
 	}
 }
