@@ -191,17 +191,12 @@ func (e *Engine) Briefing(ctx context.Context, kind string, r schedule.Run) (*st
 	}
 	b = &store.Briefing{Kind: kind, Day: day, PeriodStart: data.PeriodStart, PeriodEnd: data.PeriodEnd, Data: raw,
 		Text: text, Narrative: narrative, Late: r.Late, Manual: r.Manual}
-	created, err := e.o.Store.InsertBriefing(ctx, b)
+	created, err := e.o.Store.InsertBriefing(ctx, b, data.FYIIDs...)
 	if err != nil {
 		return nil, false, fmt.Errorf("proactive: %w", err)
 	}
 	if !created {
 		return b, false, nil // another trigger won the race; it sends
-	}
-	if len(data.FYIIDs) > 0 {
-		if err := e.o.Store.Tx(ctx, func(tx *store.Tx) error { return tx.MarkBriefed(data.FYIIDs) }); err != nil {
-			return nil, false, fmt.Errorf("proactive: %w", err)
-		}
 	}
 	if err := e.send(ctx, b); err != nil {
 		return b, true, err

@@ -25,8 +25,10 @@ type Briefing struct {
 
 // InsertBriefing stores b unless a briefing of its kind exists for its
 // day; it reports whether b was stored. Either way b ends up holding the
-// stored briefing, so racing triggers all see the one that won.
-func (s *Store) InsertBriefing(ctx context.Context, b *Briefing) (bool, error) {
+// stored briefing, so racing triggers all see the one that won. The held
+// notifications it shows are marked briefed in the same transaction, so
+// a crash cannot show them twice.
+func (s *Store) InsertBriefing(ctx context.Context, b *Briefing, shown ...int64) (bool, error) {
 	var added bool
 	err := s.Tx(ctx, func(tx *Tx) error {
 		res, err := tx.exec(`INSERT INTO briefings (kind, day, period_start, period_end, data, text, narrative, late, manual, created)
@@ -40,6 +42,11 @@ func (s *Store) InsertBriefing(ctx context.Context, b *Briefing) (bool, error) {
 			return err
 		}
 		added = n > 0
+		if added {
+			if err := tx.MarkBriefed(shown); err != nil {
+				return err
+			}
+		}
 		got, err := scanBriefing(tx.queryRow(`SELECT `+briefingColumns+` FROM briefings WHERE kind = ? AND day = ?`, b.Kind, b.Day))
 		if err != nil {
 			return err
