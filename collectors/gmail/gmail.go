@@ -233,7 +233,11 @@ func (c *Collector) incremental(ctx context.Context, start uint64) (Result, erro
 			todo = append(todo, id)
 		}
 	}
-	todo = slices.DeleteFunc(todo, func(id string) bool { return slices.Contains(deleted, id) })
+	gone := make(map[string]bool, len(deleted)) // a bulk delete can name thousands
+	for _, id := range deleted {
+		gone[id] = true
+	}
+	todo = slices.DeleteFunc(todo, func(id string) bool { return gone[id] })
 	return res, c.fetchAndStore(ctx, todo, latest, deleted, &res)
 }
 
