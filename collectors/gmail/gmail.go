@@ -228,12 +228,19 @@ func (c *Collector) incremental(ctx context.Context, start uint64) (Result, erro
 	if err != nil {
 		return res, err
 	}
+	// Sets, not slices: marking a mailbox read or deleting in bulk names
+	// thousands of messages in one pass.
+	skip := make(map[string]bool, len(todo)+len(deleted))
+	for _, id := range todo {
+		skip[id] = true
+	}
 	for _, id := range relabelled {
-		if !slices.Contains(todo, id) {
+		if !skip[id] {
+			skip[id] = true
 			todo = append(todo, id)
 		}
 	}
-	gone := make(map[string]bool, len(deleted)) // a bulk delete can name thousands
+	gone := make(map[string]bool, len(deleted))
 	for _, id := range deleted {
 		gone[id] = true
 	}
