@@ -230,13 +230,13 @@ func (c *Collector) incremental(ctx context.Context, start uint64) (Result, erro
 	}
 	// Sets, not slices: marking a mailbox read or deleting in bulk names
 	// thousands of messages in one pass.
-	skip := make(map[string]bool, len(todo)+len(deleted))
+	queued := make(map[string]bool, len(todo)+len(relabelled))
 	for _, id := range todo {
-		skip[id] = true
+		queued[id] = true
 	}
 	for _, id := range relabelled {
-		if !skip[id] {
-			skip[id] = true
+		if !queued[id] {
+			queued[id] = true
 			todo = append(todo, id)
 		}
 	}
