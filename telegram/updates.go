@@ -28,7 +28,8 @@ func (b *Bot) mayRedeliver(now time.Time) bool {
 }
 
 // onUpdate handles one update, once: an update id at or below the last
-// one processed (kept in the store across restarts) is a duplicate.
+// one processed (kept in the store across restarts) is a duplicate while
+// Telegram can still redeliver it.
 func (b *Bot) onUpdate(ctx context.Context, _ *tgbot.Bot, upd *models.Update) {
 	if upd == nil {
 		return
