@@ -232,7 +232,7 @@ func (a *Agent) plan(ctx context.Context, task Task) *planner.Plan {
 		p = planner.ForObjective(task.Objective)
 	}
 	if task.RefinePlan {
-		refined, err := planner.Refine(ctx, completer{a.opts.Model}, p, a.opts.Tools.Names())
+		refined, err := planner.Refine(ctx, completer{a.opts.Model, task.Route}, p, a.opts.Tools.Names())
 		if err != nil {
 			a.log.Info("plan refinement not used; keeping the template", "err", err)
 		}
@@ -241,10 +241,15 @@ func (a *Agent) plan(ctx context.Context, task Task) *planner.Plan {
 	return p
 }
 
-// completer adapts the streaming Model to planner.Completer.
-type completer struct{ m Model }
+// completer adapts the streaming Model to planner.Completer. The plan
+// carries the run's objective: within keeps it to the run's privacy.
+type completer struct {
+	m      Model
+	within router.Task
+}
 
 func (c completer) Complete(ctx context.Context, req router.Request) (*router.Response, error) {
+	req.Within = c.within
 	return c.m.Stream(ctx, req, nil)
 }
 
@@ -443,7 +448,8 @@ func (a *Agent) summarizer(ctx context.Context, st *runState) Summarizer {
 			}
 		}
 		resp, err := a.opts.Model.Stream(ctx, router.Request{
-			Task: router.TaskReflection, Interactive: st.Task.Interactive, MaxTokens: 300,
+			// The turns are the run's data: they keep to its route's privacy.
+			Task: router.TaskReflection, Within: st.Task.Route, Interactive: st.Task.Interactive, MaxTokens: 300,
 			Messages: []router.Message{
 				{Role: router.RoleSystem, Content: "Summarise the agent's earlier steps in at most five sentences: what was looked up, what was found (with [n] citation numbers), what was proposed. " + untrusted.Rule},
 				{Role: router.RoleUser, Content: b.String()},

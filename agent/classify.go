@@ -62,7 +62,8 @@ func classify(ctx context.Context, m Model, text string) (Need, router.Usage) {
 		return need, router.Usage{}
 	}
 	resp, err := m.Stream(ctx, router.Request{
-		Task: router.TaskTriage, Interactive: true, MaxTokens: 5,
+		// The message is chat data: it keeps to the chat route's privacy.
+		Task: router.TaskTriage, Within: router.TaskChat, Interactive: true, MaxTokens: 5,
 		Messages: []router.Message{
 			{Role: router.RoleSystem, Content: "Decide whether answering the user's message needs their personal data (their mail, calendar, GitHub, notes, contacts). Answer with one word: DATA or GENERAL."},
 			{Role: router.RoleUser, Content: text},

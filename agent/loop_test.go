@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/omnibrain/omnibrain/approval"
+	"github.com/omnibrain/omnibrain/config"
 	"github.com/omnibrain/omnibrain/internal/fakes/llm"
 	"github.com/omnibrain/omnibrain/internal/untrusted"
 	"github.com/omnibrain/omnibrain/router"
@@ -753,5 +754,50 @@ func TestOldTurnsAreSummarised(t *testing.T) {
 	}
 	if !summarised || !usedSummary {
 		t.Fatalf("summarised %v, summary used %v", summarised, usedSummary)
+	}
+}
+
+// TestPrivacyLocalRunKeepsItsHelperCallsLocal: a run on a privacy: local
+// route summarises its old turns and refines its plan with other tasks
+// (reflection, planning, triage for chat's classifier), whose routes go
+// to the cloud here; the run's data must still never leave loopback.
+func TestPrivacyLocalRunKeepsItsHelperCallsLocal(t *testing.T) {
+	big, _ := NewTool("fetch", "returns a long document", Read, 0, func(_ context.Context, a echoArgs) (Result, error) {
+		return Result{Text: a.Query + ": " + strings.Repeat("private mail text ", 300)}, nil
+	})
+	h := newHarness(t, harnessOpts{extra: []*Tool{big},
+		agent: func(o *Options) { o.Summarize, o.ContextTokens = true, 2500 },
+		router: func(o *router.Options) {
+			local := config.Provider{Name: "local", Type: "openai", BaseURL: o.LLM.BaseURL, APIKey: "key", Model: "local-model"}
+			// The default provider is off loopback; 0.0.0.0 refuses at once.
+			o.LLM.BaseURL, o.LLM.Model = "http://0.0.0.0:1/v1", "cloud-model"
+			o.LLM.Providers = []config.Provider{local}
+			o.LLM.Routes = map[string]config.Route{"chat": {Providers: []string{"local"}, Privacy: "local"}}
+		}})
+	var n atomic.Int32
+	h.model.respond(func(r llm.Request) llm.Turn {
+		switch {
+		case strings.Contains(r.System, "Summarise the agent's earlier steps"):
+			return llm.Turn{Text: "Fetched two documents."}
+		case strings.Contains(r.System, "You plan work"), strings.Contains(r.System, "DATA or GENERAL"):
+			return llm.Turn{Text: "no"}
+		}
+		if k := n.Add(1); k <= 4 {
+			return llm.Turn{ToolCalls: []llm.ToolCall{call("fetch", fmt.Sprintf(`{"query":"doc %d"}`, k))}}
+		}
+		return llm.Turn{Text: "done"}
+	})
+	if ans := h.run(Task{Objective: "read the documents", Plan: "auto", RefinePlan: true}); ans.Stop != StopDone {
+		t.Fatalf("answer = %+v", ans)
+	}
+	newChat(t, h).Chat(context.Background(), "", "wie spät ist es", nil)
+	rows, err := h.st.LLMUsage(context.Background(), "2000-01-01")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rows {
+		if r.Provider != "local" {
+			t.Errorf("%d %s call(s) carrying the local run's data went to %s", r.Calls, r.Task, r.Provider)
+		}
 	}
 }

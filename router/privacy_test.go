@@ -133,3 +133,38 @@ func TestConfigurationErrors(t *testing.T) {
 		})
 	}
 }
+
+// A call made for a privacy: local task's work under another route (a
+// summary of a local chat run's turns, its plan refinement) keeps to
+// loopback too, though its own route would go to the cloud.
+func TestPrivacyLocalCarriesOverToHelperCalls(t *testing.T) {
+	local := newBackend(t, "openai")
+	cloud := config.Provider{Name: "cloud", Type: "anthropic", BaseURL: "https://llm.example.com", APIKey: "k", Model: "claude-x"}
+	cfg := config.LLM{
+		Provider: "anthropic", BaseURL: "https://api.example.com", APIKey: "k", Model: "claude-y",
+		Providers: []config.Provider{cloud, local.provider("local")},
+		Routes: map[string]config.Route{
+			"chat":     {Providers: []string{"local"}, Privacy: "local"},
+			"planning": {Providers: []string{"cloud", "local"}},
+			// reflection: unrouted, so the default provider, in the cloud
+		},
+	}
+	h := newHarness(t, cfg)
+	local.script(llm.Turn{Text: "refined locally"})
+	req := userReq(router.TaskPlanning, "the chat's private objective")
+	req.Within = router.TaskChat
+	resp, err := h.r.Chat(context.Background(), req)
+	if err != nil || resp.Provider != "local" {
+		t.Fatalf("planning for chat: %+v, %v; want the local provider", resp, err)
+	}
+	req = userReq(router.TaskReflection, "the chat's private turns")
+	req.Within = router.TaskChat
+	if _, err := h.r.Chat(context.Background(), req); !errors.Is(err, router.ErrNoModel) || !strings.Contains(err.Error(), "privacy: local") {
+		t.Errorf("reflection for chat: got %v, want ErrNoModel naming the privacy rule", err)
+	}
+	for _, c := range h.calls(t) {
+		if c.Provider != "local" {
+			t.Errorf("a call carrying privacy: local data was attempted at %s", c.Provider)
+		}
+	}
+}

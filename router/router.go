@@ -227,7 +227,7 @@ func (r *Router) Stream(ctx context.Context, req Request, onDelta func(Delta)) (
 }
 
 func (r *Router) call(ctx context.Context, req Request, onDelta func(Delta)) (*Response, error) {
-	cands, err := r.candidates(req.Task)
+	cands, err := r.candidates(req.Task, req.Within)
 	if err != nil {
 		return nil, err
 	}
@@ -265,8 +265,10 @@ func (r *Router) call(ctx context.Context, req Request, onDelta func(Delta)) (*R
 }
 
 // candidates are the endpoints a task may use, in order: its route (or the
-// default provider), without non-loopback providers for privacy: local.
-func (r *Router) candidates(task Task) ([]*endpoint, error) {
+// default provider), without non-loopback providers for privacy: local,
+// whether the task's route or that of the task whose data it carries
+// (within) says so.
+func (r *Router) candidates(task, within Task) ([]*endpoint, error) {
 	route := r.routes[task]
 	names := route.Providers
 	if len(names) == 0 {
@@ -276,6 +278,10 @@ func (r *Router) candidates(task Task) ([]*endpoint, error) {
 		}
 	}
 	local := route.Privacy == "local"
+	if within != "" && r.routes[within].Privacy == "local" {
+		local = true
+		task = Task(fmt.Sprintf("%s (for %s)", task, within))
+	}
 	var out, kept []*endpoint
 	for _, n := range names {
 		ep := r.endpoints[n]

@@ -9,8 +9,9 @@
 // the Reset rule). Both:
 //
 //   - route by Request.Task: llm.routes.<task>.providers in order, else the
-//     default provider; a route with privacy: local only uses providers on
-//     loopback (and their connections cannot leave it), else ErrNoModel;
+//     default provider; a route with privacy: local (Task's or Within's)
+//     only uses providers on loopback (and their connections cannot leave
+//     it), else ErrNoModel;
 //   - retry a provider on 429, 5xx, timeouts (llm.timeout per attempt) and
 //     dropped connections, up to 3 attempts with jittered exponential
 //     backoff, waiting what Retry-After asks up to 30s (longer: the next
@@ -118,6 +119,11 @@ type Request struct {
 	// past the spent daily budget (up to llm.hard_limit_usd, if set);
 	// background work is paused.
 	Interactive bool
+	// Within is the task whose data the request carries when it is made
+	// for that task's work under another route (summarising a chat run's
+	// turns, refining its plan): Within's privacy: local applies too, so
+	// a local task's data never reaches a provider its own route forbids.
+	Within Task
 }
 
 // Usage is token accounting for one call.
