@@ -1,12 +1,15 @@
 package agent
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -216,11 +219,51 @@ func (t *Tool) validate(raw json.RawMessage) (json.RawMessage, error) {
 			return nil, fmt.Errorf("%w: %v", errInvalidArgs, err)
 		}
 	}
-	canon, err := json.Marshal(inst) // encoding/json sorts map keys
+	canon, err := canonical(raw)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", errInvalidArgs, err)
 	}
 	return canon, nil
+}
+
+// canonical re-encodes valid JSON with sorted keys, no insignificant
+// space and one spelling per number (1, 1.0 and 1e0 are all 1). The tool
+// runs on this form, so an integer past float64's 2^53 keeps every digit:
+// an id the model names is the id the tool gets.
+func canonical(raw json.RawMessage) ([]byte, error) {
+	d := json.NewDecoder(bytes.NewReader(raw))
+	d.UseNumber()
+	var v any
+	if err := d.Decode(&v); err != nil {
+		return nil, err
+	}
+	return json.Marshal(canonNumbers(v)) // encoding/json sorts map keys
+}
+
+func canonNumbers(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			x[k] = canonNumbers(e)
+		}
+	case []any:
+		for i, e := range x {
+			x[i] = canonNumbers(e)
+		}
+	case json.Number:
+		if !strings.ContainsAny(string(x), ".eE") {
+			return x // an integer literal, exact as written
+		}
+		f, err := x.Float64()
+		if err != nil {
+			return x
+		}
+		if f == math.Trunc(f) {
+			return json.Number(strconv.FormatFloat(f, 'f', -1, 64)) // 1.0 and 1e2 as integers
+		}
+		return f
+	}
+	return v
 }
 
 // Registry holds the tools offered to the model, by name.

@@ -42,6 +42,10 @@ func TestToolSchemaAndValidation(t *testing.T) {
 	}{
 		{`{"limit": 3, "query": "x"}`, `{"limit":3,"query":"x"}`, ""},
 		{`{"query":"x"}`, `{"query":"x"}`, ""},
+		{` { "query" : "x", "limit" : 1.0 } `, `{"limit":1,"query":"x"}`, ""},
+		{`{"query":"x","limit":1e2}`, `{"limit":100,"query":"x"}`, ""},
+		{`{"query":"x","limit":9007199254740993}`, `{"limit":9007199254740993,"query":"x"}`, ""}, // past float64's exact integers
+		{`{"query":"x","limit":-12345678901234567}`, `{"limit":-12345678901234567,"query":"x"}`, ""},
 		{``, "", "required"},
 		{`{"query": 5}`, "", "invalid arguments"},
 		{`{"query": "x", "extra": true}`, "", "invalid arguments"},
