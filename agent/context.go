@@ -80,7 +80,12 @@ func compress(content string) string {
 		cut--
 	}
 	s := content[:cut]
-	if strings.Contains(s, untrusted.Open) && !strings.Contains(s, untrusted.Close) {
+	// A delimiter cut in two loses its piece; a block the cut left open
+	// (any of them: a result may hold several) is closed.
+	if i := strings.LastIndex(s, "<<<"); i >= 0 && !strings.Contains(s[i:], ">>>") {
+		s = s[:i]
+	}
+	if strings.Count(s, untrusted.Open) > strings.Count(s, untrusted.Close) {
 		s += "\n" + untrusted.Close + ">>>"
 	}
 	return s + fmt.Sprintf("\n[older tool result compressed: %d of %d bytes kept; call the tool again if you need the rest]", cut, len(content))

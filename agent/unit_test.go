@@ -397,3 +397,29 @@ func TestSearchToolIsHonestAboutThePeriod(t *testing.T) {
 		}
 	}
 }
+
+// A compressed tool result closes every untrusted block it cut open, not
+// only the first, so the note after the cut is never read as data and no
+// block stays open.
+func TestCompressClosesTheBlockItCut(t *testing.T) {
+	long := strings.Repeat("mail text ", 60)
+	for name, content := range map[string]string{
+		"first block":    "1 item(s):\n" + untrusted.Wrap("search", long),
+		"second block":   "2 result(s):\n" + untrusted.Wrap("plugin a", "short") + "\n" + untrusted.Wrap("plugin b", long),
+		"in a delimiter": strings.Repeat("our own words ", 16) + "\n" + untrusted.Wrap("search", long),
+	} {
+		got := compress(content)
+		if !strings.Contains(got, "older tool result compressed") {
+			t.Fatalf("%s: not compressed", name)
+		}
+		if o, c := strings.Count(got, "<<<"), strings.Count(got, ">>>"); o != c {
+			t.Errorf("%s: a delimiter was cut in two:\n%s", name, got)
+		}
+		if o, c := strings.Count(got, untrusted.Open), strings.Count(got, untrusted.Close); o != c {
+			t.Errorf("%s: %d blocks opened, %d closed:\n%s", name, o, c, got)
+		}
+		if i := strings.LastIndex(got, untrusted.Close); i > strings.Index(got, "[older tool result compressed") {
+			t.Errorf("%s: the note is inside a block:\n%s", name, got)
+		}
+	}
+}
