@@ -147,7 +147,9 @@ func (a *Agent) execute(ctx context.Context, st *runState, o *callOutcome) {
 	case r.err != nil && errors.Is(r.err, context.DeadlineExceeded) && ctx.Err() == nil:
 		o.status, o.text = StatusTimeout, fmt.Sprintf("Error: %s did not answer within %s and was stopped. Try something else.", t.Name, timeout)
 	case r.err != nil:
-		o.status, o.text = StatusError, fmt.Sprintf("Error from %s: %v", t.Name, r.err)
+		// An error can carry outside text (a plugin's stderr, an API's
+		// message quoting an issue): it is data like any result.
+		o.status, o.text = StatusError, fmt.Sprintf("Error from %s:\n%s", t.Name, untrusted.Wrap(t.Name+" error", r.err.Error()))
 	case r.draft != nil:
 		o.status, o.proposal = StatusProposed, r.draft
 		o.text = fmt.Sprintf("Proposal %s created: %q. It is pending the owner's approval: nothing has been sent or changed, and nothing will be unless the owner approves it. You cannot approve it; tell the owner it is waiting for them.", r.draft.ID, r.draft.Title)
