@@ -36,7 +36,7 @@ func newEndpoint(ctx context.Context, probe probeOptions, name, kind, baseURL, a
 		return nil, fmt.Errorf("provider %s: unknown type %q (want openai, anthropic or ollama)", name, kind)
 	}
 	ep.baseURL = strings.TrimSuffix(ep.baseURL, "/")
-	ep.local = isLoopbackURL(ep.baseURL)
+	ep.local = IsLoopbackURL(ep.baseURL)
 	hc := httpClient(ep.local)
 	if kind == "anthropic" {
 		ep.p = newAnthropic(ep.baseURL, apiKey, model, hc)
@@ -82,7 +82,7 @@ func discoverOllama(ctx context.Context, probe probeOptions, model string) (*end
 func listModels(ctx context.Context, baseURL, apiKey string, timeout time.Duration) ([]string, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	p := newOpenAI(baseURL, apiKey, "", httpClient(isLoopbackURL(baseURL)))
+	p := newOpenAI(baseURL, apiKey, "", httpClient(IsLoopbackURL(baseURL)))
 	page, err := p.client.Models.List(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("list models at %s: %w", baseURL, err)
@@ -94,9 +94,9 @@ func listModels(ctx context.Context, baseURL, apiKey string, timeout time.Durati
 	return ids, nil
 }
 
-// isLoopbackURL reports whether a base URL names this machine: localhost or
+// IsLoopbackURL reports whether a base URL names this machine: localhost or
 // a loopback address. Names that merely resolve to loopback do not count.
-func isLoopbackURL(raw string) bool {
+func IsLoopbackURL(raw string) bool {
 	u, err := url.Parse(raw)
 	if err != nil {
 		return false

@@ -29,8 +29,8 @@ func TestIsLoopbackURL(t *testing.T) {
 		"http://0.0.0.0:11434/v1":    false,
 		"::not a url":                false,
 	} {
-		if got := isLoopbackURL(url); got != want {
-			t.Errorf("isLoopbackURL(%q) = %v, want %v", url, got, want)
+		if got := IsLoopbackURL(url); got != want {
+			t.Errorf("IsLoopbackURL(%q) = %v, want %v", url, got, want)
 		}
 	}
 }

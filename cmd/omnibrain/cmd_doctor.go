@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"github.com/omnibrain/omnibrain/api"
 	"github.com/omnibrain/omnibrain/config"
 	"github.com/omnibrain/omnibrain/health"
+	"github.com/omnibrain/omnibrain/router"
 	"github.com/omnibrain/omnibrain/store"
 )
 
@@ -273,6 +275,30 @@ func checkIntegrations(cfg *config.Config) []checkResult {
 			model = "(the first model the server lists)"
 		}
 		out = append(out, checkResult{Name: "llm", Status: "ok", Detail: cfg.LLM.Provider + " " + model})
+	}
+	if models := unpricedModels(cfg); len(models) > 0 {
+		out = append(out, checkResult{Name: "budget", Status: "warn",
+			Detail: "no price for " + strings.Join(models, ", ") + ": the daily budget cannot count these calls and never pauses them",
+			Fix:    "add llm.prices." + models[0] + ": {input_per_mtok: …, output_per_mtok: …} to config.yaml (or check the model name)"})
+	}
+	return out
+}
+
+// unpricedModels lists the cloud models a budget is set for but that have
+// no price: a mistyped model name would otherwise turn the budget off
+// without a word.
+func unpricedModels(cfg *config.Config) []string {
+	if cfg.LLM.DailyBudgetUSD <= 0 && cfg.LLM.HardLimitUSD <= 0 {
+		return nil
+	}
+	providers := []config.Provider{{Type: cfg.LLM.Provider, BaseURL: cfg.LLM.BaseURL, Model: cfg.LLM.Model}}
+	providers = append(providers, cfg.LLM.Providers...)
+	var out []string
+	for _, p := range providers {
+		cloud := (p.Type == "openai" || p.Type == "anthropic") && !router.IsLoopbackURL(p.BaseURL)
+		if _, priced := cfg.LLM.Prices[p.Model]; cloud && p.Model != "" && !priced && !slices.Contains(out, p.Model) {
+			out = append(out, p.Model)
+		}
 	}
 	return out
 }

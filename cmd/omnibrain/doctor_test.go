@@ -61,6 +61,15 @@ func TestDoctor(t *testing.T) {
 		{"cloud model without a model name", nil, map[string]string{"OMNIBRAIN_LLM_PROVIDER": "openai", "OMNIBRAIN_LLM_API_KEY": "sk-test"}, true, "llm", "fail", "OMNIBRAIN_LLM_MODEL"},
 		{"cloud model complete", nil, map[string]string{"OMNIBRAIN_LLM_PROVIDER": "openai", "OMNIBRAIN_LLM_API_KEY": "sk-test", "OMNIBRAIN_LLM_MODEL": "gpt-4o-mini"}, false, "llm", "ok", "openai gpt-4o-mini"},
 		{"home readable by others", func(t *testing.T, home string) { os.Chmod(home, 0o755) }, nil, false, "home", "warn", "chmod 700"},
+		{"a budget and a model without a price", func(t *testing.T, home string) {
+			os.WriteFile(filepath.Join(home, "config.yaml"), []byte("llm:\n  daily_budget_usd: 2\n  prices:\n    gpt-4o-mini: {input_per_mtok: 0.15, output_per_mtok: 0.6}\n"), 0o600)
+		}, map[string]string{"OMNIBRAIN_LLM_PROVIDER": "openai", "OMNIBRAIN_LLM_API_KEY": "sk-test", "OMNIBRAIN_LLM_MODEL": "gpt-4o-mni"}, false, "budget", "warn", "llm.prices.gpt-4o-mni"},
+		{"a budget and a priced model", func(t *testing.T, home string) {
+			os.WriteFile(filepath.Join(home, "config.yaml"), []byte("llm:\n  daily_budget_usd: 2\n  prices:\n    gpt-4o-mini: {input_per_mtok: 0.15, output_per_mtok: 0.6}\n"), 0o600)
+		}, map[string]string{"OMNIBRAIN_LLM_PROVIDER": "openai", "OMNIBRAIN_LLM_API_KEY": "sk-test", "OMNIBRAIN_LLM_MODEL": "gpt-4o-mini"}, false, "budget", "", ""},
+		{"an unpriced model on loopback costs nothing", func(t *testing.T, home string) {
+			os.WriteFile(filepath.Join(home, "config.yaml"), []byte("llm:\n  daily_budget_usd: 2\n"), 0o600)
+		}, map[string]string{"OMNIBRAIN_LLM_PROVIDER": "openai", "OMNIBRAIN_LLM_BASE_URL": "http://127.0.0.1:8080/v1", "OMNIBRAIN_LLM_MODEL": "llama"}, false, "budget", "", ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
