@@ -211,10 +211,11 @@ func openaiError(err error) error {
 	var apiErr *openai.Error
 	if errors.As(err, &apiErr) {
 		pe := &ProviderError{
-			Status:    apiErr.StatusCode,
-			Type:      cmp.Or(apiErr.Code, apiErr.Type),
-			Message:   apiErr.Message,
-			Retryable: retryableStatus(apiErr.StatusCode),
+			Status:  apiErr.StatusCode,
+			Type:    cmp.Or(apiErr.Code, apiErr.Type),
+			Message: apiErr.Message,
+			// A 429 for an exhausted quota does not pass by waiting.
+			Retryable: retryableStatus(apiErr.StatusCode) && apiErr.Code != "insufficient_quota",
 			Err:       err,
 		}
 		if apiErr.Response != nil {

@@ -232,6 +232,22 @@ func TestClientErrorIsNotRetried(t *testing.T) {
 	}
 }
 
+// A 429 that says the account's quota is exhausted is not retried (waiting
+// does not cure it); the router moves on at once.
+func TestExhaustedQuotaIsNotRetried(t *testing.T) {
+	b := newBackend(t, "openai")
+	h := newHarness(t, b.defaultCfg())
+	b.script(llm.Turn{Status: 429, ErrorType: "insufficient_quota"})
+	_, err := h.r.Chat(context.Background(), userReq(router.TaskChat, "hi"))
+	var pe *router.ProviderError
+	if !errors.As(err, &pe) || pe.Status != 429 || pe.Retryable || pe.Type != "insufficient_quota" {
+		t.Fatalf("got %v", err)
+	}
+	if len(b.requests()) != 1 || len(h.slept()) != 0 {
+		t.Errorf("retried an exhausted quota: %d requests, slept %v", len(b.requests()), h.slept())
+	}
+}
+
 // A stream cut midway: the deltas already passed on are voided by a Reset,
 // the retry streams the answer again, and the consumer ends with it once.
 func TestStreamCutMidwayResetsAndRetries(t *testing.T) {

@@ -349,6 +349,9 @@ func (o *OpenAI) stream(w http.ResponseWriter, r *http.Request, req Request, tur
 func openAIErrorDefaults(t Turn) (typ, code, msg string) {
 	typ, msg = t.ErrorType, t.ErrorMessage
 	switch {
+	case t.Status == http.StatusTooManyRequests && typ == "insufficient_quota":
+		code = typ // the account is out of credit: a 429 that waiting does not cure
+		msg = cmp.Or(msg, "You exceeded your current quota, please check your plan and billing details.")
 	case t.Status == http.StatusTooManyRequests:
 		code = "rate_limit_exceeded"
 		typ = cmp.Or(typ, "requests")
