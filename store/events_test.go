@@ -15,25 +15,12 @@ import (
 // still reads, not a reused 3.
 func TestUpgradeNeverReusesAcknowledgedEventIDs(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), FileName)
-	db := openAtVersion(t, path, 11)
-	for _, q := range []string{
+	s := upgradeFrom(t, 11,
 		`INSERT INTO items (source, external_id, kind, time, title, body, content_hash, created, updated) VALUES ('gmail', 'a', 'email', 0, 'a', '', 'a', 0, 0)`,
 		`INSERT INTO item_events (id, item_id, kind, created) VALUES (1, 1, 'new', 0), (2, 1, 'updated', 0)`,
 		`INSERT INTO consumers (name, last_event_id, updated) VALUES ('triage', 3, 0)`,
-	} {
-		if _, err := db.Exec(q); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
-	db.Close()
-
-	s, err := Open(ctx, path, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	err = s.Tx(ctx, func(tx *Tx) error {
+	)
+	err := s.Tx(ctx, func(tx *Tx) error {
 		_, err := tx.UpsertItem(&Item{Source: "gmail", ExternalID: "b", Kind: "email", Time: time.Unix(1, 0), Title: "b"}, UpsertOptions{Event: true})
 		return err
 	})
@@ -49,10 +36,12 @@ func TestUpgradeNeverReusesAcknowledgedEventIDs(t *testing.T) {
 	}
 }
 
-// openAtVersion creates a database at path with the migrations up to
-// version applied, as an older omnibrain left it.
-func openAtVersion(t *testing.T, path string, version int) *sql.DB {
+// upgradeFrom creates a database as an omnibrain at schema version left
+// it, with the rows seed inserts, and opens it with this one (which
+// migrates it). The store is closed with the test.
+func upgradeFrom(t *testing.T, version int, seed ...string) *Store {
 	t.Helper()
+	path := filepath.Join(t.TempDir(), FileName)
 	db, err := sql.Open("sqlite3", "file:"+path+"?_foreign_keys=on")
 	if err != nil {
 		t.Fatal(err)
@@ -61,17 +50,25 @@ func openAtVersion(t *testing.T, path string, version int) *sql.DB {
 	if err != nil {
 		t.Fatal(err)
 	}
+	var stmts []string
 	for _, m := range ms {
 		if m.version <= version {
-			if _, err := db.Exec(m.sql); err != nil {
-				t.Fatalf("%s: %v", m.name, err)
-			}
+			stmts = append(stmts, m.sql)
 		}
 	}
-	if _, err := db.Exec(fmt.Sprintf("PRAGMA user_version = %d", version)); err != nil {
+	stmts = append(stmts, fmt.Sprintf("PRAGMA user_version = %d", version))
+	for _, q := range append(stmts, seed...) {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatalf("%.80s: %v", q, err)
+		}
+	}
+	db.Close()
+	s, err := Open(context.Background(), path, Options{})
+	if err != nil {
 		t.Fatal(err)
 	}
-	return db
+	t.Cleanup(func() { s.Close() })
+	return s
 }
 
 // A database from before the briefed state: held notifications up to the
@@ -79,22 +76,10 @@ func openAtVersion(t *testing.T, path string, version int) *sql.DB {
 // silent one stay held.
 func TestUpgradeMarksShownNotificationsBriefed(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), FileName)
-	db := openAtVersion(t, path, 12)
-	for _, q := range []string{
+	s := upgradeFrom(t, 12,
 		`INSERT INTO notifications (id, key, level, state, created) VALUES (1, 'a', 'fyi', 'held', 0), (2, 'b', 'silent', 'held', 0), (3, 'c', 'fyi', 'held', 0)`,
 		`INSERT INTO meta (key, value, updated) VALUES ('proactive.fyi_through', '2', 0)`,
-	} {
-		if _, err := db.Exec(q); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
-	db.Close()
-	s, err := Open(ctx, path, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	)
 	want := map[string]string{"a": NotificationBriefed, "b": NotificationHeld, "c": NotificationHeld}
 	for key, state := range want {
 		n, err := s.NotificationByKey(ctx, key)
