@@ -145,8 +145,10 @@ type LLM struct {
 	DailyBudgetUSD float64 `yaml:"daily_budget_usd"`
 	// HardLimitUSD stops interactive calls (chat) too once the day's spend
 	// reaches it; 0 means chat is never stopped by spend.
-	HardLimitUSD float64       `yaml:"hard_limit_usd"`
-	Timeout      time.Duration `yaml:"timeout"`
+	HardLimitUSD float64 `yaml:"hard_limit_usd"`
+	// Timeout bounds one model call; a stream, the silence between its
+	// events (up to ten times it in all).
+	Timeout time.Duration `yaml:"timeout"`
 }
 
 // Provider is one configured model endpoint.

@@ -154,7 +154,7 @@ func (p *anthropicProvider) chat(ctx context.Context, req Request) (*Response, e
 	return out, nil
 }
 
-func (p *anthropicProvider) stream(ctx context.Context, req Request, emit func(string)) (*Response, error) {
+func (p *anthropicProvider) stream(ctx context.Context, req Request, emit func(string), alive func()) (*Response, error) {
 	params, err := p.params(req)
 	if err != nil {
 		return nil, err
@@ -171,6 +171,7 @@ func (p *anthropicProvider) stream(ctx context.Context, req Request, emit func(s
 	calls := map[int64]*partial{}
 	stopped := false
 	for stream.Next() {
+		alive()
 		ev := stream.Current()
 		switch ev.Type {
 		case "message_start":

@@ -122,7 +122,7 @@ func (p *openaiProvider) chat(ctx context.Context, req Request) (*Response, erro
 	return out, nil
 }
 
-func (p *openaiProvider) stream(ctx context.Context, req Request, emit func(string)) (*Response, error) {
+func (p *openaiProvider) stream(ctx context.Context, req Request, emit func(string), alive func()) (*Response, error) {
 	params, err := p.params(req)
 	if err != nil {
 		return nil, err
@@ -141,6 +141,7 @@ func (p *openaiProvider) stream(ctx context.Context, req Request, emit func(stri
 	byIndex := map[int64]*partial{} // the call each delta index continues
 	finish := ""
 	for stream.Next() {
+		alive()
 		ch := stream.Current()
 		if ch.Model != "" {
 			out.Model = ch.Model

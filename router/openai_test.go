@@ -25,7 +25,7 @@ func TestOpenAIStreamSeparatesCallsAtTheSameIndex(t *testing.T) {
 	}))
 	defer srv.Close()
 	p := newOpenAI(srv.URL+"/v1", "", "llama", httpClient(true))
-	resp, err := p.stream(context.Background(), Request{Messages: []Message{{Role: RoleUser, Content: "hi"}}}, func(string) {})
+	resp, err := p.stream(context.Background(), Request{Messages: []Message{{Role: RoleUser, Content: "hi"}}}, func(string) {}, func() {})
 	if err != nil {
 		t.Fatal(err)
 	}

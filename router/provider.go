@@ -18,10 +18,11 @@ import (
 
 // provider is one model endpoint behind its SDK. Errors from the API come
 // back as *ProviderError without the provider's name, which the router
-// adds; a stream's Response may be partial (usage so far) on error.
+// adds; a stream's Response may be partial (usage so far) on error. A
+// stream calls alive for every event it reads, text or not.
 type provider interface {
 	chat(ctx context.Context, req Request) (*Response, error)
-	stream(ctx context.Context, req Request, emit func(text string)) (*Response, error)
+	stream(ctx context.Context, req Request, emit func(text string), alive func()) (*Response, error)
 }
 
 // argumentsOrEmpty maps a tool call without arguments to {}; anything else,

@@ -336,20 +336,35 @@ func (r *Router) tryProvider(ctx context.Context, ep *endpoint, req Request, onD
 	}
 }
 
+// streamCap bounds a stream that keeps trickling, in timeouts.
+const streamCap = 10
+
 // attempt is one request to one provider, recorded whatever its outcome.
 func (r *Router) attempt(ctx context.Context, ep *endpoint, req Request, onDelta func(Delta), emitted *bool, n int) (*Response, error) {
-	actx, cancel := context.WithTimeout(ctx, r.timeout)
-	defer cancel()
 	start := r.now()
 	var resp *Response
 	var err error
 	if onDelta == nil {
+		actx, cancel := context.WithTimeout(ctx, r.timeout)
 		resp, err = ep.p.chat(actx, req)
+		cancel()
 	} else {
+		// A stream may take long as long as it keeps coming: the timeout
+		// is for silence (a slow local model writing a long answer is not
+		// cut off), within an overall cap.
+		actx, cancelCap := context.WithTimeout(ctx, streamCap*r.timeout)
+		actx, cancel := context.WithCancelCause(actx)
+		silent := time.AfterFunc(r.timeout, func() { cancel(context.DeadlineExceeded) })
 		resp, err = ep.p.stream(actx, req, func(text string) {
 			*emitted = true
 			onDelta(Delta{Text: text})
-		})
+		}, func() { silent.Reset(r.timeout) })
+		silent.Stop()
+		if err != nil && errors.Is(context.Cause(actx), context.DeadlineExceeded) && !errors.Is(err, context.DeadlineExceeded) {
+			err = fmt.Errorf("%w: %w", context.DeadlineExceeded, err)
+		}
+		cancel(nil)
+		cancelCap()
 	}
 	latency := r.now().Sub(start)
 	if err != nil {

@@ -361,6 +361,35 @@ func TestHangingProviderTimesOut(t *testing.T) {
 	}
 }
 
+// A stream that keeps coming may take longer than the timeout (a slow
+// local model writing a long answer); one that goes silent for the
+// timeout is given up on and retried.
+func TestStreamTimeoutIsForSilence(t *testing.T) {
+	for _, kind := range kinds {
+		t.Run(kind, func(t *testing.T) {
+			b := newBackend(t, kind)
+			cfg := b.defaultCfg()
+			cfg.Timeout = 300 * time.Millisecond
+			h := newHarness(t, cfg)
+			slow := llm.Turn{Text: "a long answer, written slowly by a small model on a laptop", ChunkSize: 4, EventDelay: 40 * time.Millisecond}
+			b.script(slow, llm.Turn{Text: "stalls midway", CutAfter: 4, Hang: true}, llm.Turn{Text: "here"})
+			var c collect
+			resp, err := h.r.Stream(context.Background(), userReq(router.TaskChat, "tell me"), c.onDelta)
+			if err != nil || resp.Content != slow.Text || c.resets != 0 {
+				t.Fatalf("slow stream: %q, %v, %d resets; want it whole, once", resp.Content, err, c.resets)
+			}
+			if n := len(b.requests()); n != 1 {
+				t.Errorf("%d requests for one slow answer", n)
+			}
+			c = collect{}
+			resp, err = h.r.Stream(context.Background(), userReq(router.TaskChat, "again"), c.onDelta)
+			if err != nil || resp.Content != "here" || c.resets != 1 {
+				t.Fatalf("silent stream: %q, %v, %d resets; want the retry's answer after one reset", resp.Content, err, c.resets)
+			}
+		})
+	}
+}
+
 // The first provider is down (connection refused): the router goes to the
 // second at once, without waiting out retries on a dead endpoint.
 func TestFailoverToSecondProviderWhenFirstIsDown(t *testing.T) {

@@ -386,6 +386,9 @@ func (a *Anthropic) stream(w http.ResponseWriter, r *http.Request, req Request, 
 				dropConnection()
 			}
 		}
+		if !pause(r, turn.EventDelay) {
+			return
+		}
 		s.send(ev.name, ev.data)
 	}
 }

@@ -44,6 +44,9 @@ type Turn struct {
 	// type (e.g. "server_error", "overloaded_error") instead of dropping
 	// the connection.
 	StreamError string
+	// EventDelay paces a stream: each event waits this long first (a slow
+	// local model writing a long answer).
+	EventDelay time.Duration
 }
 
 // ToolCall is a scripted tool call. ID defaults to call_N (OpenAI) or
@@ -306,3 +309,16 @@ func cutBody(w http.ResponseWriter, b []byte) {
 }
 
 var created = time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC).Unix()
+
+// pause waits d before a stream event; false if the client went away.
+func pause(r *http.Request, d time.Duration) bool {
+	if d <= 0 {
+		return true
+	}
+	select {
+	case <-time.After(d):
+		return true
+	case <-r.Context().Done():
+		return false
+	}
+}

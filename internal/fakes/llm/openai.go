@@ -342,6 +342,9 @@ func (o *OpenAI) stream(w http.ResponseWriter, r *http.Request, req Request, tur
 				dropConnection()
 			}
 		}
+		if !pause(r, turn.EventDelay) {
+			return
+		}
 		s.send("", ev)
 	}
 }
