@@ -552,3 +552,39 @@ func TestHeldLateStillReachesTheNextBriefing(t *testing.T) {
 		t.Errorf("evening briefing:\n%s\nwant the late-held notification and not the morning's FYI again", e.Text)
 	}
 }
+
+// A prep still waiting to go out (held back by quiet hours, say) is
+// withdrawn when its meeting is cancelled or moved: the owner is not
+// briefed late for a meeting that is off or at another time.
+func TestMeetingPrepWithdrawnWhenTheMeetingChanges(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2001, 10, 25, 9, 0, 0, 0, houston)
+	w := newWorld(t, now)
+	w.event(t, "off", "Staff meeting", now.Add(time.Hour), now.Add(2*time.Hour), []string{"jae.black@example.com"}, nil)
+	w.event(t, "moved", "Budget review", now.Add(80*time.Minute), now.Add(2*time.Hour), []string{"jae.black@example.com"}, nil)
+	if n, err := w.engine.MeetingPrep(ctx); err != nil || n != 2 {
+		t.Fatalf("prepared %d, %v; want 2", n, err)
+	}
+	w.event(t, "off", "Staff meeting", now.Add(time.Hour), now.Add(2*time.Hour), []string{"jae.black@example.com"}, map[string]any{"status": "cancelled"})
+	w.event(t, "moved", "Budget review", now.Add(70*time.Minute), now.Add(2*time.Hour), []string{"jae.black@example.com"}, nil)
+	w.clock.Set(now.Add(5 * time.Minute))
+	if _, err := w.engine.MeetingPrep(ctx); err != nil {
+		t.Fatal(err)
+	}
+	states := map[string]string{}
+	for _, n := range w.notifications(t) {
+		if strings.HasPrefix(n.Key, "prep:") {
+			states[n.Key] = n.State
+		}
+	}
+	want := map[string]string{
+		fmt.Sprintf("prep:off:%d", now.Add(time.Hour).UnixMilli()):        store.NotificationWithdrawn,
+		fmt.Sprintf("prep:moved:%d", now.Add(80*time.Minute).UnixMilli()): store.NotificationWithdrawn,
+		fmt.Sprintf("prep:moved:%d", now.Add(70*time.Minute).UnixMilli()): store.NotificationQueued,
+	}
+	for key, state := range want {
+		if states[key] != state {
+			t.Errorf("%s: %q, want %q (all: %v)", key, states[key], state, states)
+		}
+	}
+}

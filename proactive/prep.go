@@ -37,7 +37,16 @@ func (e *Engine) MeetingPrep(ctx context.Context) (int, error) {
 	n := 0
 	for _, it := range items {
 		ev := eventOf(it)
-		if ev.cancelled || ev.declined || ev.allDay || !ev.start.After(now) {
+		key := fmt.Sprintf("prep:%s:%d", it.ExternalID, ev.start.UnixMilli())
+		if ev.cancelled || ev.declined {
+			key = "" // a prep still waiting (quiet hours) goes, whatever its time
+		}
+		// A prep for a time the meeting no longer has, or for a meeting
+		// that is off, must not go out late.
+		if _, err := e.o.Store.WithdrawQueued(ctx, "prep:"+it.ExternalID+":", key); err != nil {
+			return n, fmt.Errorf("proactive: meeting prep: %w", err)
+		}
+		if key == "" || ev.allDay || !ev.start.After(now) {
 			continue
 		}
 		var with []attendee
@@ -65,7 +74,6 @@ func (e *Engine) MeetingPrep(ctx context.Context) (int, error) {
 		// Queued on every run until the meeting starts, not only when the
 		// prep is stored: the daemon may have stopped in between. The key
 		// keeps it to one message per meeting.
-		key := fmt.Sprintf("prep:%s:%d", it.ExternalID, ev.start.UnixMilli())
 		if err := e.notify(ctx, notify.Message{Level: notify.Important, Key: key, Text: text, ItemID: it.ID}); err != nil {
 			return n, err
 		}

@@ -15,6 +15,7 @@ const (
 	NotificationDelivered = "delivered" // reached the owner
 	NotificationHeld      = "held"      // recorded, not pushed (silent, or kept for a briefing)
 	NotificationBriefed   = "briefed"   // held, then shown in a briefing
+	NotificationWithdrawn = "withdrawn" // no longer true before it went out (a cancelled meeting's prep)
 	NotificationFailed    = "failed"    // the channel refused it for good; LastError says why
 )
 

@@ -64,6 +64,18 @@ func (t *Tx) MarkBriefed(ids []int64) error {
 	return nil
 }
 
+// WithdrawQueued withdraws the notifications still waiting to be sent
+// whose key starts with prefix, except the one keyed keep: what they say
+// stopped being true before they went out. It returns how many.
+func (s *Store) WithdrawQueued(ctx context.Context, prefix, keep string) (int64, error) {
+	res, err := s.db.ExecContext(ctx, `UPDATE notifications SET state = ? WHERE state = ? AND key LIKE ? ESCAPE '\' AND key != ?`,
+		NotificationWithdrawn, NotificationQueued, likePrefix(prefix), keep)
+	if err != nil {
+		return 0, fmt.Errorf("withdraw notifications %s: %w", prefix, err)
+	}
+	return res.RowsAffected()
+}
+
 // likePrefix escapes a LIKE pattern for "starts with p".
 func likePrefix(p string) string {
 	r := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
