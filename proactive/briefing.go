@@ -162,6 +162,13 @@ func (e *Engine) Briefing(ctx context.Context, kind string, r schedule.Run) (*st
 	if r.Scheduled.IsZero() {
 		r.Scheduled = now
 	}
+	if kind == KindEvening && r.Manual && e.local(r.Scheduled).Hour() < eveningSpillHours {
+		// Asked for just after midnight, the evening summary is the one of
+		// the day that just ended, not an almost empty one that would take
+		// the new day's place.
+		now = e.dayStart(r.Scheduled).Add(-time.Second)
+		r.Scheduled = now
+	}
 	day := e.dayKey(kind, r.Scheduled)
 	b, err := e.o.Store.BriefingFor(ctx, kind, day)
 	if err == nil {
@@ -215,6 +222,10 @@ func (e *Engine) send(ctx context.Context, b *store.Briefing) error {
 	}
 	return e.notify(ctx, notify.Message{Level: notify.Important, Key: BriefingKeyPrefix + b.Kind + ":" + b.Day, Text: msg})
 }
+
+// eveningSpillHours is how long after midnight a manual evening summary
+// still means the day that just ended.
+const eveningSpillHours = 5
 
 // HealthName is the component the engine's jobs report under.
 const HealthName = "proactive"

@@ -588,3 +588,29 @@ func TestMeetingPrepWithdrawnWhenTheMeetingChanges(t *testing.T) {
 		}
 	}
 }
+
+// Asked for just after midnight, the evening summary is the day that just
+// ended: it covers that day's mail, and the new day keeps its own evening
+// summary for its evening.
+func TestManualEveningAfterMidnightIsTheDayThatEnded(t *testing.T) {
+	ctx := context.Background()
+	w := newWorld(t, time.Date(2001, 10, 25, 15, 0, 0, 0, houston))
+	w.mail(t, "late@example.com", "Jae Black <jae.black@example.com>", ownerAddr, "Contract question", time.Date(2001, 10, 25, 15, 0, 0, 0, houston),
+		"Can you review the contract today?")
+	if _, err := w.triage.Pass(ctx); err != nil {
+		t.Fatal(err)
+	}
+	w.clock.Set(time.Date(2001, 10, 26, 0, 30, 0, 0, houston))
+	b, created, err := w.engine.Briefing(ctx, KindEvening, schedule.Run{Manual: true})
+	if err != nil || !created {
+		t.Fatal(created, err)
+	}
+	if b.Day != "2001-10-25" || !strings.Contains(b.Text, "Evening summary — Thursday, October 25") || !strings.Contains(b.Text, "Contract question") {
+		t.Fatalf("manual evening summary at 00:30 is for %s:\n%s", b.Day, b.Text)
+	}
+	w.clock.Set(time.Date(2001, 10, 26, 22, 0, 0, 0, houston))
+	e, created, err := w.engine.Briefing(ctx, KindEvening, schedule.Run{Scheduled: w.clock.Now()})
+	if err != nil || !created || e.Day != "2001-10-26" {
+		t.Errorf("the next evening: day %s, created %v, %v; want its own summary", e.Day, created, err)
+	}
+}
