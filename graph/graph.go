@@ -10,7 +10,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"unicode/utf8"
+
+	"github.com/omnibrain/omnibrain/internal/clip"
 )
 
 // State is how much the agent knows about a node.
@@ -134,7 +135,7 @@ func (g *Graph) Apply(f Finding) error {
 	}
 	n.State = f.State
 	if ev := strings.TrimSpace(f.Evidence); ev != "" {
-		n.Evidence = append(n.Evidence, clip(ev, maxEvidenceLen))
+		n.Evidence = append(n.Evidence, clip.Text(ev, maxEvidenceLen))
 		if len(n.Evidence) > maxEvidence {
 			n.Evidence = n.Evidence[len(n.Evidence)-maxEvidence:]
 		}
@@ -221,16 +222,4 @@ func (g *Graph) ids() []string {
 		ids[i] = n.ID
 	}
 	return ids
-}
-
-// clip cuts s to at most n bytes, on a rune boundary, marking the cut.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := n
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
 }

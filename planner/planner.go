@@ -8,6 +8,8 @@ package planner
 import (
 	"fmt"
 	"strings"
+
+	"github.com/omnibrain/omnibrain/internal/clip"
 )
 
 // Status of a phase.
@@ -67,7 +69,7 @@ func (p *Plan) Advance(reflection string) *Phase {
 		return nil
 	}
 	ph.Status = Done
-	ph.Reflection = clip(strings.TrimSpace(reflection), maxReflection)
+	ph.Reflection = clip.Text(strings.TrimSpace(reflection), maxReflection)
 	done := *ph
 	p.Current++
 	if nx := p.Active(); nx != nil {
@@ -128,15 +130,4 @@ func (p *Plan) ToolHints() []string {
 		}
 	}
 	return out
-}
-
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := n
-	for cut > 0 && (s[cut]&0xC0) == 0x80 { // do not split a UTF-8 sequence
-		cut--
-	}
-	return s[:cut] + "…"
 }

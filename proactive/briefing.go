@@ -11,12 +11,12 @@ import (
 	"time"
 
 	"github.com/omnibrain/omnibrain/approval"
+	"github.com/omnibrain/omnibrain/internal/clip"
 	"github.com/omnibrain/omnibrain/internal/untrusted"
 	"github.com/omnibrain/omnibrain/notify"
 	"github.com/omnibrain/omnibrain/proactive/schedule"
 	"github.com/omnibrain/omnibrain/router"
 	"github.com/omnibrain/omnibrain/store"
-	"unicode/utf8"
 )
 
 // Briefing kinds.
@@ -600,7 +600,7 @@ func (e *Engine) narrative(ctx context.Context, kind, text string) string {
 		Task: router.TaskBriefing,
 		Messages: []router.Message{
 			{Role: router.RoleSystem, Content: fmt.Sprintf(narrativePrompt, kind)},
-			{Role: router.RoleUser, Content: untrusted.Wrap("briefing", clipText(text, 6000))},
+			{Role: router.RoleUser, Content: untrusted.Wrap("briefing", clip.Text(text, 6000))},
 		},
 		MaxTokens: 200,
 	})
@@ -610,18 +610,7 @@ func (e *Engine) narrative(ctx context.Context, kind, text string) string {
 		}
 		return ""
 	}
-	return clipText(strings.TrimSpace(resp.Content), 800)
-}
-
-// clipText cuts s to at most n bytes on a rune boundary, marking the cut.
-func clipText(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
+	return clip.Text(strings.TrimSpace(resp.Content), 800)
 }
 
 // Render writes a briefing as plain text, from its data alone.

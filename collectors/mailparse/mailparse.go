@@ -19,10 +19,11 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/jhillyerd/enmime/v2"
 	"github.com/jhillyerd/enmime/v2/mediatype"
+
+	cliptext "github.com/omnibrain/omnibrain/internal/clip"
 )
 
 // Message is a parsed mail.
@@ -238,16 +239,9 @@ func checkHeaderStart(raw []byte) error {
 	return nil
 }
 
-func clip(s string, n int) string {
-	s = strings.ToValidUTF8(s, "?")
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
-}
+// clip shortens text from a mail, which may not be valid UTF-8, for a
+// message.
+func clip(s string, n int) string { return cliptext.Text(strings.ToValidUTF8(s, "?"), n) }
 
 // node is a MIME part reduced to what body selection needs; both enmime's
 // tree and a Gmail payload become one.

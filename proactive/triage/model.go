@@ -7,10 +7,10 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/omnibrain/omnibrain/internal/clip"
 	"github.com/omnibrain/omnibrain/internal/untrusted"
 	"github.com/omnibrain/omnibrain/router"
 	"github.com/omnibrain/omnibrain/store"
-	"unicode/utf8"
 )
 
 // Model is the router as triage uses it.
@@ -46,7 +46,7 @@ func consult(ctx context.Context, model Model, m Mail, r Result) (*modelVerdict,
 		fmt.Fprintf(&b, "- %s (%+d): %s\n", f.Name, f.Points, f.Detail)
 	}
 	b.WriteString("\n" + untrusted.Wrap("email", fmt.Sprintf("From: %s <%s>\nTo: %s\nCc: %s\nSubject: %s\n\n%s", m.FromName, m.From,
-		strings.Join(m.To, ", "), strings.Join(m.Cc, ", "), m.Subject, clip(m.Body, maxModelBody))))
+		strings.Join(m.To, ", "), strings.Join(m.Cc, ", "), m.Subject, clip.Text(m.Body, maxModelBody))))
 	temp := 0.0
 	resp, err := model.Chat(ctx, router.Request{
 		Task: router.TaskTriage,
@@ -139,7 +139,7 @@ func (d ModelDrafter) DraftReply(ctx context.Context, req DraftRequest) (string,
 		Messages: []router.Message{
 			{Role: router.RoleSystem, Content: fmt.Sprintf(draftSystemPrompt, who)},
 			{Role: router.RoleUser, Content: fmt.Sprintf("Why it needs an answer: %s\n\n%s", req.Reason,
-				untrusted.Wrap("email", fmt.Sprintf("From: %s <%s>\nSubject: %s\n\n%s", m.FromName, m.From, m.Subject, clip(m.Body, maxModelBody))))},
+				untrusted.Wrap("email", fmt.Sprintf("From: %s <%s>\nSubject: %s\n\n%s", m.FromName, m.From, m.Subject, clip.Text(m.Body, maxModelBody))))},
 		},
 		MaxTokens: 400,
 	})
@@ -147,15 +147,4 @@ func (d ModelDrafter) DraftReply(ctx context.Context, req DraftRequest) (string,
 		return "", err
 	}
 	return strings.TrimSpace(resp.Content), nil
-}
-
-// clip cuts s to at most n bytes on a rune boundary, marking the cut.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
 }
