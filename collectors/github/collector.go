@@ -255,7 +255,7 @@ func (c *Collector) collectNotifications(ctx context.Context, res *Result) error
 // readElsewhere returns the stored notifications still marked unread that
 // a complete list of the unread ones (listed) no longer holds, marked read.
 func (c *Collector) readElsewhere(ctx context.Context, listed []*store.Item) ([]*store.Item, error) {
-	stored, err := c.store.ItemsBetween(ctx, []string{"notification"}, time.Unix(0, 0), time.Unix(1<<40, 0), 100000)
+	stored, err := c.stored(ctx, "notification")
 	if err != nil {
 		return nil, err
 	}
@@ -265,12 +265,22 @@ func (c *Collector) readElsewhere(ctx context.Context, listed []*store.Item) ([]
 	}
 	var out []*store.Item
 	for _, it := range stored {
-		if it.Source == Source && it.Meta["unread"] == true && !ids[it.ExternalID] {
+		if it.Meta["unread"] == true && !ids[it.ExternalID] {
 			it.Meta["unread"] = false
 			out = append(out, it)
 		}
 	}
 	return out, nil
+}
+
+// stored returns every GitHub item of the kinds the store holds, whenever
+// it happened: what a complete answer from GitHub is compared with.
+func (c *Collector) stored(ctx context.Context, kinds ...string) ([]*store.Item, error) {
+	all, err := c.store.ItemsBetween(ctx, kinds, time.Unix(0, 0), time.Unix(1<<40, 0), 100000)
+	if err != nil {
+		return nil, err
+	}
+	return slices.DeleteFunc(all, func(it *store.Item) bool { return it.Source != Source }), nil
 }
 
 // upsert stores items with events, and then runs also, in one transaction;
@@ -410,13 +420,13 @@ type searchAnswer struct {
 // for its state and stored without a reason, so briefings and triage stop
 // listing it; one that cannot be read any more just loses its reason.
 func (c *Collector) noLongerFound(ctx context.Context, byKey map[string]*found) ([]*store.Item, error) {
-	stored, err := c.store.ItemsBetween(ctx, []string{"pr", "issue"}, time.Unix(0, 0), time.Unix(1<<40, 0), 100000)
+	stored, err := c.stored(ctx, "pr", "issue")
 	if err != nil {
 		return nil, err
 	}
 	var out []*store.Item
 	for _, old := range stored {
-		if old.Source != Source || old.Meta["reason"] == nil || byKey[old.ExternalID] != nil {
+		if old.Meta["reason"] == nil || byKey[old.ExternalID] != nil {
 			continue
 		}
 		repo, _ := old.Meta["repo"].(string)
