@@ -82,8 +82,11 @@ type Triager struct {
 	o    Options
 	kick chan struct{} // Kick wakes Run before the interval is up
 
+	// A pass stops at the first event that fails, so the failures in a
+	// row are always those of the oldest pending event.
 	mu       sync.Mutex
-	failures map[int64]int // event id -> failed attempts in a row
+	failing  int64 // that event's id
+	failures int
 }
 
 // maxAttempts is how many passes in a row an event may fail before triage
@@ -194,9 +197,6 @@ func (t *Triager) Pass(ctx context.Context) (Stats, error) {
 					return st, err
 				}
 			}
-			t.mu.Lock()
-			delete(t.failures, ev.ID)
-			t.mu.Unlock()
 			st.Events++
 		}
 	}
@@ -213,15 +213,11 @@ func (t *Triager) Pass(ctx context.Context) (Stats, error) {
 func (t *Triager) giveUp(eventID int64) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.failures == nil {
-		t.failures = map[int64]int{}
+	if eventID != t.failing {
+		t.failing, t.failures = eventID, 0
 	}
-	t.failures[eventID]++
-	if t.failures[eventID] < maxAttempts {
-		return false
-	}
-	delete(t.failures, eventID)
-	return true
+	t.failures++
+	return t.failures >= maxAttempts
 }
 
 func (t *Triager) fail(err error) {
