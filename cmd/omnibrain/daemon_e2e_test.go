@@ -13,7 +13,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -438,15 +437,7 @@ func TestDaemonKilledDuringImportLosesNothingAcknowledged(t *testing.T) {
 	d := startDaemon(t, home)
 
 	// A progress line per batch: at one a second a fast machine finished first.
-	cmd := exec.Command(binary(t), "--home", home, "import", "--progress-every", "1ms", "maildir", enron)
-	cmd.Env = cleanEnv()
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	cmd, stderr := startImport(t, home, enron)
 	acked := -1
 	var lines []string
 	sc := bufio.NewScanner(stderr)

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -150,4 +151,21 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// startImport starts `omnibrain import maildir dir` on home with a
+// progress line per stored batch (whatever the machine's speed) and
+// returns the process and its stderr.
+func startImport(t *testing.T, home, dir string) (*exec.Cmd, io.ReadCloser) {
+	t.Helper()
+	cmd := exec.Command(binary(t), "--home", home, "import", "--progress-every", "1ms", "maildir", dir)
+	cmd.Env = cleanEnv()
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return cmd, stderr
 }

@@ -32,15 +32,7 @@ func TestImportKilledMidwayLosesNothingAcknowledged(t *testing.T) {
 	home := t.TempDir()
 	// A line per 250-mail batch, whatever the machine's speed: at a line a
 	// second a fast machine finished before the first one.
-	cmd := exec.Command(binary(t), "--home", home, "import", "--progress-every", "1ms", "maildir", enron)
-	cmd.Env = cleanEnv()
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	cmd, stderr := startImport(t, home, enron)
 	acked, total := -1, 0
 	var seenLines []string
 	sc := bufio.NewScanner(stderr)
@@ -240,15 +232,7 @@ func TestImportProgressEndsWithTheFinalCount(t *testing.T) {
 // Ctrl-C during an import says what became of the work and how to finish.
 func TestImportInterruptedSaysHowToFinish(t *testing.T) {
 	enron := testutil.SharedData(t, "mail/enron/maildir")
-	cmd := exec.Command(binary(t), "--home", t.TempDir(), "import", "--progress-every", "1ms", "maildir", enron)
-	cmd.Env = cleanEnv()
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	cmd, stderr := startImport(t, t.TempDir(), enron)
 	var lines []string
 	sc := bufio.NewScanner(stderr)
 	for sc.Scan() {
@@ -261,7 +245,7 @@ func TestImportInterruptedSaysHowToFinish(t *testing.T) {
 	for sc.Scan() {
 		lines = append(lines, sc.Text())
 	}
-	err = cmd.Wait()
+	err := cmd.Wait()
 	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
 		t.Fatalf("exit %v, want 1\n%s", err, strings.Join(lines, "\n"))
 	}
