@@ -250,18 +250,20 @@ func (g *Gate) finish(ctx context.Context, p *Proposal, remoteID string, execErr
 	if after == nil {
 		return
 	}
-	done := fromRow(after)
-	g.changed(done)
 	if execErr != nil {
 		g.log.Warn("proposal failed", "proposal", p.ID, "err", execErr)
 		if g.notifier != nil {
 			msg := notify.Message{Level: notify.Important, Key: "proposal-failed:" + p.ID, ItemID: p.ItemID,
 				Text: fmt.Sprintf("Could not do “%s” (proposal %s): %s. It was not retried.", p.Title, p.ID, execErr)}
-			if err := g.notifier.Notify(ctx, msg); err != nil {
+			// The failure is recorded: the owner must hear of it even if
+			// shutdown began meanwhile, and before anyone is told of the
+			// change.
+			if err := g.notifier.Notify(context.WithoutCancel(ctx), msg); err != nil {
 				g.log.Error("could not tell the owner about a failed proposal", "proposal", p.ID, "err", err)
 			}
 		}
 	}
+	g.changed(fromRow(after))
 }
 
 func (g *Gate) executor(k Kind) (Executor, bool) {
