@@ -13,8 +13,8 @@ import (
 
 	"github.com/omnibrain/omnibrain/api"
 	"github.com/omnibrain/omnibrain/approval"
-	"github.com/omnibrain/omnibrain/collectors/google"
 	"github.com/omnibrain/omnibrain/config"
+	"github.com/omnibrain/omnibrain/google"
 	"github.com/omnibrain/omnibrain/health"
 	fakegoogle "github.com/omnibrain/omnibrain/internal/fakes/google"
 	fakellm "github.com/omnibrain/omnibrain/internal/fakes/llm"

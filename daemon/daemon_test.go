@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/omnibrain/omnibrain/api"
-	"github.com/omnibrain/omnibrain/collectors/google"
 	"github.com/omnibrain/omnibrain/config"
+	"github.com/omnibrain/omnibrain/google"
 	"github.com/omnibrain/omnibrain/health"
 	fakegh "github.com/omnibrain/omnibrain/internal/fakes/github"
 	fakegoogle "github.com/omnibrain/omnibrain/internal/fakes/google"

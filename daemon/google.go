@@ -11,8 +11,8 @@ import (
 	"github.com/omnibrain/omnibrain/approval"
 	"github.com/omnibrain/omnibrain/collectors/calendar"
 	"github.com/omnibrain/omnibrain/collectors/gmail"
-	"github.com/omnibrain/omnibrain/collectors/google"
 	"github.com/omnibrain/omnibrain/executor"
+	"github.com/omnibrain/omnibrain/google"
 	"github.com/omnibrain/omnibrain/health"
 )
 

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/omnibrain/omnibrain/approval"
-	"github.com/omnibrain/omnibrain/collectors/google"
+	"github.com/omnibrain/omnibrain/google"
 	fakegoogle "github.com/omnibrain/omnibrain/internal/fakes/google"
 )
 

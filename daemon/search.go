@@ -9,7 +9,7 @@ import (
 
 	"github.com/omnibrain/omnibrain/api"
 	"github.com/omnibrain/omnibrain/config"
-	"github.com/omnibrain/omnibrain/embed"
+	"github.com/omnibrain/omnibrain/embedder"
 	"github.com/omnibrain/omnibrain/health"
 	"github.com/omnibrain/omnibrain/internal/supervise"
 	"github.com/omnibrain/omnibrain/store"
@@ -45,15 +45,15 @@ func (a *App) openSearch(_ context.Context, b *api.Backends) error {
 }
 
 // newEmbedder picks the configured embedder; the built-in one needs nothing.
-func newEmbedder(cfg *config.Config) (embed.Embedder, error) {
-	opts := embed.RemoteOptions{BaseURL: cfg.Embedder.BaseURL, Model: cfg.Embedder.Model, APIKey: cfg.Embedder.APIKey.Reveal()}
+func newEmbedder(cfg *config.Config) (embedder.Embedder, error) {
+	opts := embedder.RemoteOptions{BaseURL: cfg.Embedder.BaseURL, Model: cfg.Embedder.Model, APIKey: cfg.Embedder.APIKey.Reveal()}
 	switch cfg.Embedder.Provider {
 	case "", "builtin":
-		return embed.NewBuiltin(0), nil
+		return embedder.NewBuiltin(0), nil
 	case "openai":
-		return embed.NewOpenAI(opts)
+		return embedder.NewOpenAI(opts)
 	case "ollama":
-		return embed.NewOllama(opts)
+		return embedder.NewOllama(opts)
 	default:
 		return nil, fmt.Errorf("embedder.provider %q: want builtin, openai or ollama", cfg.Embedder.Provider)
 	}

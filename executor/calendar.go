@@ -32,7 +32,7 @@ type Calendar struct {
 
 // CalendarOptions configure NewCalendar.
 type CalendarOptions struct {
-	Service *gcal.Service // from collectors/google.NewCalendar
+	Service *gcal.Service // from google.NewCalendar
 	// Location is the zone of times without one (the owner's; default UTC).
 	Location *time.Location
 	Log      *slog.Logger

@@ -10,7 +10,7 @@ import (
 	"github.com/omnibrain/omnibrain/approval"
 	"github.com/omnibrain/omnibrain/collectors/calendar"
 	"github.com/omnibrain/omnibrain/collectors/gmail"
-	"github.com/omnibrain/omnibrain/collectors/google"
+	"github.com/omnibrain/omnibrain/google"
 	fakegoogle "github.com/omnibrain/omnibrain/internal/fakes/google"
 	"github.com/omnibrain/omnibrain/store"
 )

@@ -38,7 +38,7 @@ type Gmail struct {
 
 // GmailOptions configure NewGmail.
 type GmailOptions struct {
-	Service  *gm.Service // from collectors/google.NewGmail
+	Service  *gm.Service // from google.NewGmail
 	FromName string      // the owner's display name (config owner.name)
 	Log      *slog.Logger
 	Now      func() time.Time

@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"github.com/omnibrain/omnibrain/approval"
-	"github.com/omnibrain/omnibrain/collectors/google"
 	"github.com/omnibrain/omnibrain/collectors/mailparse"
+	"github.com/omnibrain/omnibrain/google"
 	fakegoogle "github.com/omnibrain/omnibrain/internal/fakes/google"
 )
 

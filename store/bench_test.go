@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/omnibrain/omnibrain/embed"
+	"github.com/omnibrain/omnibrain/embedder"
 )
 
 // synthMail generates mail-like items deterministically: words drawn from
@@ -120,7 +120,7 @@ func BenchmarkIngest(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				vec := NewVectors(st, embed.NewBuiltin(0), VectorOptions{})
+				vec := NewVectors(st, embedder.NewBuiltin(0), VectorOptions{})
 				if err := vec.prepare(ctx); err != nil {
 					b.Fatal(err)
 				}
@@ -228,7 +228,7 @@ func searchStore(b *testing.B, n int) (*Vectors, *synthMail) {
 	}
 	b.Cleanup(func() { st.Close() })
 	gen := newSynthMail(1)
-	vec := NewVectors(st, embed.NewBuiltin(0), VectorOptions{})
+	vec := NewVectors(st, embedder.NewBuiltin(0), VectorOptions{})
 	if err := vec.prepare(ctx); err != nil {
 		b.Fatal(err)
 	}
@@ -312,8 +312,8 @@ func BenchmarkVectorLoad(b *testing.B) {
 		b.Run(fmt.Sprintf("items=%d", n), func(b *testing.B) {
 			ctx := context.Background()
 			st := openTest(b)
-			storeRandomVectors(b, st, n, embed.DefaultDimension)
-			vec := NewVectors(st, embed.NewBuiltin(0), VectorOptions{})
+			storeRandomVectors(b, st, n, embedder.DefaultDimension)
+			vec := NewVectors(st, embedder.NewBuiltin(0), VectorOptions{})
 			var took time.Duration
 			var held uint64
 			for b.Loop() {
@@ -362,7 +362,7 @@ func storeRandomVectors(b *testing.B, st *Store, n, dim int) {
 			for j := range v {
 				v[j] = float32(rng.NormFloat64())
 			}
-			embed.Normalize(v)
+			embedder.Normalize(v)
 			if _, err := tx.exec(`INSERT INTO item_vectors (item_id, vector) VALUES (?, ?)`, id, encodeVector(v)); err != nil {
 				return err
 			}

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/omnibrain/omnibrain/embed"
+	"github.com/omnibrain/omnibrain/embedder"
 )
 
 // queryTerm is one thing to look for: a word or a quoted phrase.
@@ -46,7 +46,7 @@ func parseQueryTerms(text string) []queryTerm {
 				continue
 			}
 			if end > 0 {
-				ws := embed.Words(text[i+1 : i+1+end])
+				ws := embedder.Words(text[i+1 : i+1+end])
 				switch {
 				case len(ws) > 1:
 					add(queryTerm{Words: ws, Phrase: true}, false)
@@ -75,12 +75,12 @@ func parseQueryTerms(text string) []queryTerm {
 			switch {
 			case next == '*':
 				t.Prefix = true
-			case atEnd && w.end == len(segment) && len([]rune(w.word)) >= 3 && !embed.StopWord(w.word):
+			case atEnd && w.end == len(segment) && len([]rune(w.word)) >= 3 && !embedder.StopWord(w.word):
 				// The last word of a query without a closing space or
 				// punctuation may be unfinished.
 				t.Prefix = true
 			}
-			add(t, embed.StopWord(w.word) && !t.Prefix)
+			add(t, embedder.StopWord(w.word) && !t.Prefix)
 		}
 		i += j
 	}
@@ -98,7 +98,7 @@ type wordSpan struct {
 	end  int // byte offset after the word in the segment
 }
 
-// wordSpans is embed.Words with positions.
+// wordSpans is embedder.Words with positions.
 func wordSpans(s string) []wordSpan {
 	var out []wordSpan
 	start := -1
@@ -122,7 +122,7 @@ func wordSpans(s string) []wordSpan {
 
 // ftsExpression builds the FTS5 MATCH expression: the OR of every term.
 // Every word is wrapped in double quotes and holds only letters and digits
-// (embed.Words), so no input can produce FTS5 syntax: operators, column
+// (embedder.Words), so no input can produce FTS5 syntax: operators, column
 // filters, parentheses and stray quotes all become plain text or vanish.
 func ftsExpression(terms []queryTerm) string {
 	var parts []string

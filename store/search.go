@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/omnibrain/omnibrain/embed"
+	"github.com/omnibrain/omnibrain/embedder"
 )
 
 // Search modes.
@@ -103,7 +103,7 @@ func (s *Store) search(ctx context.Context, q SearchQuery, v *Vectors) ([]Hit, e
 		p.fts = ftsExpression(s.keywordTerms(ctx, p.terms))
 	}
 	for _, t := range p.terms {
-		if !t.Phrase && !embed.StopWord(t.Words[0]) {
+		if !t.Phrase && !embedder.StopWord(t.Words[0]) {
 			p.people = append(p.people, t.Words[0])
 		}
 	}
@@ -424,7 +424,7 @@ type vecCandidates struct {
 // everything when the filter is narrow).
 func (s *Store) vectorCandidates(ctx context.Context, p *plan, v *Vectors, n int) vecCandidates {
 	qv, err := v.embedQuery(ctx, p.vecText)
-	if errors.Is(err, embed.ErrEmpty) {
+	if errors.Is(err, embedder.ErrEmpty) {
 		return vecCandidates{}
 	}
 	if err != nil {
@@ -493,7 +493,7 @@ func namesPeople(it *Item, words []string) int {
 		if at := strings.IndexByte(p, '@'); at >= 0 {
 			p = p[:at] // the domain names a company, not a person
 		}
-		names = append(names, embed.Words(p)...)
+		names = append(names, embedder.Words(p)...)
 	}
 	n := 0
 	for _, w := range words {

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/omnibrain/omnibrain/embed"
+	"github.com/omnibrain/omnibrain/embedder"
 	"github.com/omnibrain/omnibrain/internal/testutil"
 )
 
@@ -159,7 +159,7 @@ func TestLoCoMoRecall(t *testing.T) {
 		if _, err := st.UpsertItems(ctx, items, UpsertOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		vec := NewVectors(st, embed.NewBuiltin(0), VectorOptions{})
+		vec := NewVectors(st, embedder.NewBuiltin(0), VectorOptions{})
 		if err := vec.Sync(ctx); err != nil {
 			t.Fatal(err)
 		}

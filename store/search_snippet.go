@@ -4,7 +4,7 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/omnibrain/omnibrain/embed"
+	"github.com/omnibrain/omnibrain/embedder"
 )
 
 // snippetWords is how many words a snippet shows.
@@ -74,13 +74,13 @@ func snippet(it *Item, terms []queryTerm) string {
 // matchTerm returns 1 + the index of the term the word belongs to, or 0.
 // Words match by stem, prefix terms by prefix; phrases by their words.
 func matchTerm(word string, terms []queryTerm) int {
-	stem := embed.Stem(word)
+	stem := embedder.Stem(word)
 	for i, t := range terms {
 		for _, tw := range t.Words {
-			if (!t.Phrase && embed.StopWord(tw) && len(terms) > 1) || tw == "" {
+			if (!t.Phrase && embedder.StopWord(tw) && len(terms) > 1) || tw == "" {
 				continue
 			}
-			if word == tw || stem == embed.Stem(tw) || (t.Prefix && strings.HasPrefix(word, tw)) {
+			if word == tw || stem == embedder.Stem(tw) || (t.Prefix && strings.HasPrefix(word, tw)) {
 				return i + 1
 			}
 		}

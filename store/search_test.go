@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/omnibrain/omnibrain/embed"
+	"github.com/omnibrain/omnibrain/embedder"
 )
 
 // searchFixture is a small mailbox in Berlin time, searched "now" on
@@ -33,7 +33,7 @@ func newSearchFixture(t *testing.T, items []*Item) *searchFixture {
 	if _, err := st.UpsertItems(ctx, items, UpsertOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	vec := NewVectors(st, embed.NewBuiltin(0), VectorOptions{})
+	vec := NewVectors(st, embedder.NewBuiltin(0), VectorOptions{})
 	if err := vec.Sync(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -304,15 +304,15 @@ func TestVectorsReembedWhenTheEmbedderChanges(t *testing.T) {
 		}
 		return out
 	}
-	first := NewVectors(st, embed.NewBuiltin(0), VectorOptions{})
+	first := NewVectors(st, embedder.NewBuiltin(0), VectorOptions{})
 	if err := first.Sync(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if d := dims(); d[embed.DefaultDimension] != 20 || len(d) != 1 {
+	if d := dims(); d[embedder.DefaultDimension] != 20 || len(d) != 1 {
 		t.Fatalf("vectors after the first embedding: %v", d)
 	}
 
-	second := NewVectors(st, embed.NewBuiltin(64), VectorOptions{BatchSize: 8})
+	second := NewVectors(st, embedder.NewBuiltin(64), VectorOptions{BatchSize: 8})
 	// Before it loads, search answers by keywords.
 	if hits, err := second.Search(ctx, SearchQuery{Text: "harbours"}); err != nil || len(hits) == 0 {
 		t.Fatalf("search while loading: %v, %v", hits, err)
@@ -340,7 +340,7 @@ func TestVectorsReembedWhenTheEmbedderChanges(t *testing.T) {
 		t.Fatalf("vector search after re-embedding: %v, %v", hits, err)
 	}
 	// The same embedder again changes nothing.
-	third := NewVectors(st, embed.NewBuiltin(64), VectorOptions{})
+	third := NewVectors(st, embedder.NewBuiltin(64), VectorOptions{})
 	if err := third.prepare(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -351,11 +351,11 @@ func TestVectorsReembedWhenTheEmbedderChanges(t *testing.T) {
 
 // The int8 wide vectors keep every dimension within half a step.
 func TestEncodeWideRoundTrip(t *testing.T) {
-	v := make([]float32, embed.WideDimension)
+	v := make([]float32, embedder.WideDimension)
 	for i := range v {
 		v[i] = float32(math.Sin(float64(i)*1.7)) * float32(i%7)
 	}
-	embed.Normalize(v)
+	embedder.Normalize(v)
 	b := encodeWide(v)
 	scale := math.Float32frombits(binary.LittleEndian.Uint32(b))
 	for i, x := range v {

@@ -15,7 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/omnibrain/omnibrain/embed"
+	"github.com/omnibrain/omnibrain/embedder"
 )
 
 // metaEmbedder records which embedder made the stored vectors.
@@ -97,7 +97,7 @@ type VectorStatus struct {
 // never wait for loading or indexing.
 type Vectors struct {
 	st   *Store
-	emb  embed.Embedder
+	emb  embedder.Embedder
 	opts VectorOptions
 	log  *slog.Logger
 
@@ -110,7 +110,7 @@ type Vectors struct {
 
 // NewVectors returns the vector index over st using emb. Nothing is loaded
 // until Run or Sync.
-func NewVectors(st *Store, emb embed.Embedder, opts VectorOptions) *Vectors {
+func NewVectors(st *Store, emb embedder.Embedder, opts VectorOptions) *Vectors {
 	opts.defaults()
 	v := &Vectors{st: st, emb: emb, opts: opts, log: opts.Log, wake: make(chan struct{}, 1)}
 	v.status = VectorStatus{State: VectorsLoading, Embedder: emb.Identity()}
@@ -432,7 +432,7 @@ func (v *Vectors) IndexPending(ctx context.Context) (int, error) {
 // chunks is the text of an item that gets embedded: the title with each
 // piece of the body.
 func (v *Vectors) chunks(it *Item) []string {
-	body := embed.Chunks(it.Body, v.opts.ChunkSize, v.opts.MaxChunks)
+	body := embedder.Chunks(it.Body, v.opts.ChunkSize, v.opts.MaxChunks)
 	if len(body) == 0 {
 		if strings.TrimSpace(it.Title) == "" {
 			return nil
@@ -488,7 +488,7 @@ func itemVector(chunks []chunkVec) []float32 {
 			sum[i] += x
 		}
 	}
-	if sum == nil || !embed.Normalize(sum) {
+	if sum == nil || !embedder.Normalize(sum) {
 		return nil
 	}
 	return sum
@@ -583,7 +583,7 @@ func mixContext(self, prev, next chunkVec) chunkVec {
 				out[i] += n.w * n.v[i]
 			}
 		}
-		embed.Normalize(out)
+		embedder.Normalize(out)
 		return out
 	}
 	return chunkVec{narrow: mix(self.narrow, prev.narrow, next.narrow), wide: mix(self.wide, prev.wide, next.wide)}
@@ -627,7 +627,7 @@ func (v *Vectors) embedAll(ctx context.Context, texts []string) ([]chunkVec, err
 	if len(texts) == 0 {
 		return out, nil
 	}
-	if b, ok := v.emb.(*embed.Builtin); ok {
+	if b, ok := v.emb.(*embedder.Builtin); ok {
 		for i, t := range texts {
 			out[i].narrow, out[i].wide = b.Dual(t, nil)
 		}
@@ -768,10 +768,10 @@ func sortVecHits(h []vecHit) {
 // embedQuery embeds a query; the built-in embedder weighs words by their
 // rarity in the store and adds the wide vector for re-ranking.
 func (v *Vectors) embedQuery(ctx context.Context, text string) (chunkVec, error) {
-	if b, ok := v.emb.(*embed.Builtin); ok {
+	if b, ok := v.emb.(*embedder.Builtin); ok {
 		n, w := b.Dual(text, func(word string) float64 { return v.st.idf(ctx, word) })
 		if n == nil {
-			return chunkVec{}, embed.ErrEmpty
+			return chunkVec{}, embedder.ErrEmpty
 		}
 		return chunkVec{narrow: n, wide: w}, nil
 	}

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/omnibrain/omnibrain/collectors/importer"
-	"github.com/omnibrain/omnibrain/embed"
+	"github.com/omnibrain/omnibrain/embedder"
 	"github.com/omnibrain/omnibrain/internal/testutil"
 	"github.com/omnibrain/omnibrain/store"
 )
@@ -53,7 +53,7 @@ func TestVectorKnownItemsAtScale(t *testing.T) {
 	if err := st.DB().QueryRow(`SELECT COUNT(*) FROM items`).Scan(&items); err != nil {
 		t.Fatal(err)
 	}
-	vec := store.NewVectors(st, embed.NewBuiltin(0), store.VectorOptions{PartitionSize: items / 50, Probe: 8})
+	vec := store.NewVectors(st, embedder.NewBuiltin(0), store.VectorOptions{PartitionSize: items / 50, Probe: 8})
 	if err := vec.Sync(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +83,7 @@ func TestVectorKnownItemsAtScale(t *testing.T) {
 		// Four words of the mail that a person might remember: words,
 		// not numbers or codes.
 		var words []string
-		for _, w := range embed.ContentWords(body) {
+		for _, w := range embedder.ContentWords(body) {
 			if len(w) >= 5 && len(w) < 15 && !strings.ContainsAny(w, "0123456789") {
 				words = append(words, w)
 			}

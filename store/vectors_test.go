@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/omnibrain/omnibrain/embed"
+	"github.com/omnibrain/omnibrain/embedder"
 )
 
 // A home from before migration 11 held one vector per chunk (narrow and
@@ -42,7 +42,7 @@ func TestVectorsUpgradeFromTheChunkLayout(t *testing.T) {
 		t.Fatalf("%d vectors kept from the old layout", n)
 	}
 
-	vec := NewVectors(st, embed.NewBuiltin(0), VectorOptions{BatchSize: 4})
+	vec := NewVectors(st, embedder.NewBuiltin(0), VectorOptions{BatchSize: 4})
 	if hits, err := vec.Search(ctx, SearchQuery{Text: "harbours"}); err != nil || len(hits) != 1 {
 		t.Fatalf("keyword search before re-embedding: %v, %v", hits, err)
 	}
@@ -58,7 +58,7 @@ func TestVectorsUpgradeFromTheChunkLayout(t *testing.T) {
 	if s := vec.Status(); s.State != VectorsReady || s.Pending != 0 || s.Vectors != len(topics) {
 		t.Fatalf("status after re-embedding: %+v", s)
 	}
-	if n := count(`SELECT COUNT(*) FROM chunk_vectors WHERE length(vector) = 4 + ` + fmt.Sprint(embed.WideDimension)); n != len(topics) {
+	if n := count(`SELECT COUNT(*) FROM chunk_vectors WHERE length(vector) = 4 + ` + fmt.Sprint(embedder.WideDimension)); n != len(topics) {
 		t.Fatalf("%d chunks with a wide vector, want %d", n, len(topics))
 	}
 	hits, err := vec.Search(ctx, SearchQuery{Text: "harbour", Mode: ModeVector, Limit: 1})
@@ -154,7 +154,7 @@ func TestVectorIndexFollowsChangesAndDeletes(t *testing.T) {
 
 // plainEmbedder is the built-in embedder seen as any other: one vector per
 // text, no wide vectors, no word weights.
-type plainEmbedder struct{ b *embed.Builtin }
+type plainEmbedder struct{ b *embedder.Builtin }
 
 func (p plainEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
 	return p.b.Embed(ctx, texts)
@@ -185,7 +185,7 @@ func TestVectorSearchRanksByChunksForOtherEmbedders(t *testing.T) {
 	if _, err := st.UpsertItems(ctx, items, UpsertOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	vec := NewVectors(st, plainEmbedder{embed.NewBuiltin(0)}, VectorOptions{})
+	vec := NewVectors(st, plainEmbedder{embedder.NewBuiltin(0)}, VectorOptions{})
 	if err := vec.Sync(ctx); err != nil {
 		t.Fatal(err)
 	}

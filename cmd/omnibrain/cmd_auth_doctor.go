@@ -8,8 +8,8 @@ import (
 	"os"
 	"time"
 
-	"github.com/omnibrain/omnibrain/collectors/google"
 	"github.com/omnibrain/omnibrain/config"
+	"github.com/omnibrain/omnibrain/google"
 	"github.com/omnibrain/omnibrain/health"
 )
 

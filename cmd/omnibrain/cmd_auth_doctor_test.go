@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/omnibrain/omnibrain/collectors/google"
+	"github.com/omnibrain/omnibrain/google"
 )
 
 func googleChecks(res []checkResult) (g, scopes []checkResult) {

@@ -16,9 +16,9 @@ import (
 	"time"
 
 	"github.com/omnibrain/omnibrain/api"
-	"github.com/omnibrain/omnibrain/collectors/google"
 	"github.com/omnibrain/omnibrain/config"
 	"github.com/omnibrain/omnibrain/daemon"
+	"github.com/omnibrain/omnibrain/google"
 	fakegoogle "github.com/omnibrain/omnibrain/internal/fakes/google"
 )
 

@@ -15,8 +15,8 @@ import (
 
 	"github.com/omnibrain/omnibrain/api"
 	"github.com/omnibrain/omnibrain/collectors/gmail"
-	"github.com/omnibrain/omnibrain/collectors/google"
 	"github.com/omnibrain/omnibrain/config"
+	"github.com/omnibrain/omnibrain/google"
 	fakegoogle "github.com/omnibrain/omnibrain/internal/fakes/google"
 	"github.com/omnibrain/omnibrain/internal/testutil"
 	"github.com/omnibrain/omnibrain/store"

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/omnibrain/omnibrain/api"
-	"github.com/omnibrain/omnibrain/embed"
+	"github.com/omnibrain/omnibrain/embedder"
 	"github.com/omnibrain/omnibrain/health"
 	"github.com/omnibrain/omnibrain/store"
 )
@@ -199,7 +199,7 @@ func benchHome(b *testing.B, n int) string {
 		return home
 	}
 	// Vectors of another embedder would be redone at start: key by it.
-	id := strings.NewReplacer("/", "-", ":", "-").Replace(embed.NewBuiltin(0).Identity())
+	id := strings.NewReplacer("/", "-", ":", "-").Replace(embedder.NewBuiltin(0).Identity())
 	home := filepath.Join(keep, fmt.Sprintf("items-%d-%s", n, id))
 	done := filepath.Join(home, "prepared")
 	if _, err := os.Stat(done); err == nil {
@@ -242,7 +242,7 @@ func prepareBenchHome(b *testing.B, home string, n int) {
 		}
 	}
 	stored := time.Since(start)
-	vec := store.NewVectors(st, embed.NewBuiltin(0), store.VectorOptions{BatchSize: 256})
+	vec := store.NewVectors(st, embedder.NewBuiltin(0), store.VectorOptions{BatchSize: 256})
 	if err := vec.Sync(ctx); err != nil {
 		b.Fatal(err)
 	}

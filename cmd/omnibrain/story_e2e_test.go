@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/omnibrain/omnibrain/collectors/google"
+	"github.com/omnibrain/omnibrain/google"
 	fakegoogle "github.com/omnibrain/omnibrain/internal/fakes/google"
 	fakellm "github.com/omnibrain/omnibrain/internal/fakes/llm"
 	faketg "github.com/omnibrain/omnibrain/internal/fakes/telegram"

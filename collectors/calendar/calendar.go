@@ -19,7 +19,7 @@ import (
 
 	gcal "google.golang.org/api/calendar/v3"
 
-	"github.com/omnibrain/omnibrain/collectors/google"
+	"github.com/omnibrain/omnibrain/google"
 	"github.com/omnibrain/omnibrain/store"
 )
 

@@ -12,7 +12,7 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/omnibrain/omnibrain/collectors/google"
+	"github.com/omnibrain/omnibrain/google"
 	fakegoogle "github.com/omnibrain/omnibrain/internal/fakes/google"
 	"github.com/omnibrain/omnibrain/internal/testutil"
 	"github.com/omnibrain/omnibrain/store"

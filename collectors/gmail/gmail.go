@@ -23,8 +23,8 @@ import (
 	"golang.org/x/sync/errgroup"
 	gm "google.golang.org/api/gmail/v1"
 
-	"github.com/omnibrain/omnibrain/collectors/google"
 	"github.com/omnibrain/omnibrain/collectors/mailparse"
+	"github.com/omnibrain/omnibrain/google"
 	"github.com/omnibrain/omnibrain/store"
 )
 

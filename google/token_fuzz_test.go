@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/omnibrain/omnibrain/collectors/google"
+	"github.com/omnibrain/omnibrain/google"
 )
 
 // FuzzParseToken: a token file from elsewhere is outside input; it is

@@ -19,8 +19,8 @@ import (
 	"golang.org/x/oauth2"
 	"google.golang.org/api/gmail/v1"
 
-	"github.com/omnibrain/omnibrain/collectors/google"
 	"github.com/omnibrain/omnibrain/config"
+	"github.com/omnibrain/omnibrain/google"
 	fakegoogle "github.com/omnibrain/omnibrain/internal/fakes/google"
 )
 

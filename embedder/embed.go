@@ -1,7 +1,7 @@
-// Package embed turns text into vectors for omnibrain's semantic search: a
+// Package embedder turns text into vectors for omnibrain's semantic search: a
 // built-in offline embedder (the default) and clients for OpenAI-compatible
 // servers and Ollama.
-package embed
+package embedder
 
 import (
 	"context"
