@@ -141,7 +141,7 @@ func (a *App) openPlugins(ctx context.Context, tools *agent.Registry) error {
 			errs = append(errs, err)
 		}
 	}
-	if err := a.registerExecutor(mgr.Executor(), approval.KindPluginAction); err != nil {
+	if err := a.registerExecutor(mgr.Executor()); err != nil {
 		return err
 	}
 	items, kerrs := mgr.Knowledge()

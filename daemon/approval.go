@@ -54,10 +54,10 @@ func (a *App) openApproval(ctx context.Context) error {
 	return nil
 }
 
-// registerExecutor makes ex the executor of kinds (the Gmail, Calendar and
-// GitHub wiring calls it).
-func (a *App) registerExecutor(ex approval.Executor, kinds ...approval.Kind) error {
-	if err := a.approval.executors.Register(ex, kinds...); err != nil {
+// registerExecutor makes ex the executor of the kinds it names (the Gmail,
+// Calendar, GitHub, standing-rule and plugin wiring calls it).
+func (a *App) registerExecutor(ex executor.Executor) error {
+	if err := a.approval.executors.Register(ex); err != nil {
 		return fmt.Errorf("daemon: %w", err)
 	}
 	return nil

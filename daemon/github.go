@@ -14,7 +14,6 @@ import (
 
 	gh "github.com/google/go-github/v62/github"
 
-	"github.com/omnibrain/omnibrain/approval"
 	ghcollect "github.com/omnibrain/omnibrain/collectors/github"
 	"github.com/omnibrain/omnibrain/config"
 	"github.com/omnibrain/omnibrain/executor"
@@ -61,7 +60,7 @@ func (a *App) openGitHub(ctx context.Context) error {
 	}
 	// Registered even without a token: an approved comment then fails with
 	// "no GitHub token" instead of "nothing can execute it".
-	return a.registerExecutor(executor.NewGitHubComment(client, a.log), approval.KindGitHubComment)
+	return a.registerExecutor(executor.NewGitHubComment(client, a.log))
 }
 
 // githubError adapts collector errors to the scheduler: no token is "not

@@ -8,7 +8,6 @@ import (
 
 	"golang.org/x/oauth2"
 
-	"github.com/omnibrain/omnibrain/approval"
 	"github.com/omnibrain/omnibrain/collectors/calendar"
 	"github.com/omnibrain/omnibrain/collectors/gmail"
 	"github.com/omnibrain/omnibrain/executor"
@@ -104,14 +103,14 @@ func (a *App) openGoogle(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := a.registerExecutor(mailExec, approval.KindReply, approval.KindEmail, approval.KindForward); err != nil {
+	if err := a.registerExecutor(mailExec); err != nil {
 		return err
 	}
 	calExec, err := executor.NewCalendar(executor.CalendarOptions{Service: calSvc, Location: a.cfg.Location, Log: a.log})
 	if err != nil {
 		return err
 	}
-	if err := a.registerExecutor(calExec, approval.KindCalendarCreate, approval.KindCalendarUpdate, approval.KindCalendarDelete, approval.KindCalendarRespond); err != nil {
+	if err := a.registerExecutor(calExec); err != nil {
 		return err
 	}
 

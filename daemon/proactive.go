@@ -7,7 +7,7 @@ import (
 	"fmt"
 
 	"github.com/omnibrain/omnibrain/api"
-	"github.com/omnibrain/omnibrain/approval"
+	"github.com/omnibrain/omnibrain/executor"
 	"github.com/omnibrain/omnibrain/internal/supervise"
 	"github.com/omnibrain/omnibrain/proactive"
 	"github.com/omnibrain/omnibrain/proactive/schedule"
@@ -63,7 +63,7 @@ func (a *App) openProactive(ctx context.Context, b *api.Backends) error {
 	}
 	// Standing rules the patterns propose take effect only through the
 	// gate, once the owner approves them.
-	if err := a.registerExecutor(proactive.AutomationExecutor{Store: a.store}, approval.KindAutomation); err != nil {
+	if err := a.registerExecutor(executor.Automation{Store: a.store}); err != nil {
 		return err
 	}
 	p.sched = schedule.New(schedule.Options{Location: cfg.Location, Log: a.log.With("component", "scheduler"), Health: a.health})

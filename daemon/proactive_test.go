@@ -11,6 +11,7 @@ import (
 	"github.com/omnibrain/omnibrain/api"
 	"github.com/omnibrain/omnibrain/approval"
 	"github.com/omnibrain/omnibrain/config"
+	"github.com/omnibrain/omnibrain/executor"
 	"github.com/omnibrain/omnibrain/health"
 	"github.com/omnibrain/omnibrain/proactive"
 	"github.com/omnibrain/omnibrain/proactive/schedule"
@@ -51,7 +52,7 @@ func TestProactiveWired(t *testing.T) {
 	}
 	if ex, ok := app.approval.executors.Executor(approval.KindAutomation); !ok {
 		t.Error("no executor for the standing rules the patterns propose")
-	} else if _, ok := ex.(proactive.AutomationExecutor); !ok {
+	} else if _, ok := ex.(executor.Automation); !ok {
 		t.Errorf("standing rules are executed by %T", ex)
 	}
 	if !app.proactive.sched.Next(proactive.JobMorning).IsZero() {

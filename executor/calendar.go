@@ -30,6 +30,11 @@ type Calendar struct {
 	log *slog.Logger
 }
 
+// Kinds implements Executor.
+func (c *Calendar) Kinds() []approval.Kind {
+	return []approval.Kind{approval.KindCalendarCreate, approval.KindCalendarUpdate, approval.KindCalendarDelete, approval.KindCalendarRespond}
+}
+
 // CalendarOptions configure NewCalendar.
 type CalendarOptions struct {
 	Service *gcal.Service // from google.NewCalendar

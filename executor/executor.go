@@ -1,6 +1,8 @@
-// Package executor performs approved proposals: the Gmail, Calendar and
-// GitHub executors live beside this registry, which maps each proposal
-// kind to the one executor allowed to carry it out.
+// Package executor performs approved proposals: the Gmail, Calendar,
+// GitHub and standing-rule executors live beside this registry, which maps
+// each proposal kind to the one executor allowed to carry it out. Each
+// executor names the kinds it carries out, so the mapping is here and
+// nowhere else.
 package executor
 
 import (
@@ -10,6 +12,13 @@ import (
 
 	"github.com/omnibrain/omnibrain/approval"
 )
+
+// Executor is an approval.Executor that names the proposal kinds it
+// carries out.
+type Executor interface {
+	approval.Executor
+	Kinds() []approval.Kind
+}
 
 // Registry maps proposal kinds to executors. The approval gate asks it for
 // the executor of an approved proposal; nothing else calls executors.
@@ -24,11 +33,15 @@ func NewRegistry() *Registry {
 	return &Registry{byKind: map[approval.Kind]approval.Executor{}}
 }
 
-// Register makes ex the executor of kinds. A kind has one executor:
-// registering it twice is a wiring mistake and an error.
-func (r *Registry) Register(ex approval.Executor, kinds ...approval.Kind) error {
-	if ex == nil || len(kinds) == 0 {
-		return fmt.Errorf("executor: register needs an executor and at least one kind")
+// Register makes ex the executor of the kinds it names. A kind has one
+// executor: registering it twice is a wiring mistake and an error.
+func (r *Registry) Register(ex Executor) error {
+	if ex == nil {
+		return fmt.Errorf("executor: register needs an executor")
+	}
+	kinds := ex.Kinds()
+	if len(kinds) == 0 {
+		return fmt.Errorf("executor: %T names no kind it executes", ex)
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -31,6 +31,9 @@ type GitHubComment struct {
 	login string // the token's user, learnt on first use
 }
 
+// Kinds implements Executor.
+func (e *GitHubComment) Kinds() []approval.Kind { return []approval.Kind{approval.KindGitHubComment} }
+
 // NewGitHubComment returns the executor; client comes from
 // collectors/github.NewClient.
 func NewGitHubComment(client *gh.Client, log *slog.Logger) *GitHubComment {

@@ -140,10 +140,10 @@ func newGateEnv(t *testing.T) *gateEnv {
 	return &gateEnv{st: st, srv: srv, num: n}
 }
 
-func (e *gateEnv) gate(t *testing.T, ex approval.Executor) *approval.Gate {
+func (e *gateEnv) gate(t *testing.T, ex executor.Executor) *approval.Gate {
 	t.Helper()
 	reg := executor.NewRegistry()
-	if err := reg.Register(ex, approval.KindGitHubComment); err != nil {
+	if err := reg.Register(ex); err != nil {
 		t.Fatal(err)
 	}
 	g, err := approval.NewGate(approval.GateOptions{Store: e.st, Executors: reg, OutboxInterval: 10 * time.Millisecond})
@@ -214,6 +214,8 @@ func (c crashAfterPost) Execute(ctx context.Context, p *approval.Proposal, key s
 	<-ctx.Done()
 	return "", ctx.Err()
 }
+
+func (c crashAfterPost) Kinds() []approval.Kind { return c.inner.Kinds() }
 
 func (c crashAfterPost) Find(ctx context.Context, p *approval.Proposal, key string) (string, bool, error) {
 	return c.inner.Find(ctx, p, key)

@@ -36,6 +36,11 @@ type Gmail struct {
 	from string // the profile address, learnt on first use
 }
 
+// Kinds implements Executor.
+func (g *Gmail) Kinds() []approval.Kind {
+	return []approval.Kind{approval.KindReply, approval.KindEmail, approval.KindForward}
+}
+
 // GmailOptions configure NewGmail.
 type GmailOptions struct {
 	Service  *gm.Service // from google.NewGmail

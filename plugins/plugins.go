@@ -292,9 +292,17 @@ func (m *Manager) Tools() ([]*agent.Tool, error) {
 
 // Executor runs approved plugin_action proposals; the executor registry
 // maps approval.KindPluginAction to it.
-func (m *Manager) Executor() approval.Executor { return executor{m} }
+func (m *Manager) Executor() Executor { return executor{m} }
+
+// Executor is an approval.Executor that names the kinds it carries out.
+type Executor interface {
+	approval.Executor
+	Kinds() []approval.Kind
+}
 
 type executor struct{ m *Manager }
+
+func (executor) Kinds() []approval.Kind { return []approval.Kind{approval.KindPluginAction} }
 
 func (e executor) lookup(p *approval.Proposal) (*Manifest, *ToolDecl, *approval.PluginActionPayload, error) {
 	if p.Kind != approval.KindPluginAction {

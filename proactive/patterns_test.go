@@ -182,7 +182,7 @@ func checkStandingRules(t *testing.T, w *world, first, second *PatternResult) {
 	}
 
 	reg := executor.NewRegistry()
-	if err := reg.Register(AutomationExecutor{Store: w.st}, approval.KindAutomation); err != nil {
+	if err := reg.Register(executor.Automation{Store: w.st}); err != nil {
 		t.Fatal(err)
 	}
 	gate, err := approval.NewGate(approval.GateOptions{Store: w.st, Executors: reg, Now: w.clock.Now})
@@ -204,7 +204,7 @@ func checkStandingRules(t *testing.T, w *world, first, second *PatternResult) {
 	if p := shop(); p.Source != store.PreferenceOwner || p.Weight != -30 || !strings.Contains(p.Detail, mute.ID) {
 		t.Errorf("after approval the shop's preference is %+v, want the owner's -30", p)
 	}
-	if _, found, err := (AutomationExecutor{Store: w.st}).Find(ctx, mute, ""); err != nil || !found {
+	if _, found, err := (executor.Automation{Store: w.st}).Find(ctx, mute, ""); err != nil || !found {
 		t.Errorf("the executor does not find the rule it carried out: %v %v", found, err)
 	}
 	prefs, _ := w.st.PreferencesFor(ctx, "sender:alice@example.com")

@@ -106,7 +106,7 @@ func start(t testing.TB, s setup) *harness {
 		t.Fatal(err)
 	}
 	reg := executor.NewRegistry()
-	reg.Register(executor.NewGitHubComment(client, nil), approval.KindGitHubComment)
+	reg.Register(executor.NewGitHubComment(client, nil))
 	h.gate, err = approval.NewGate(approval.GateOptions{Store: st, Executors: reg, Notifier: h.queue, Now: h.clock.Now, OutboxInterval: time.Hour})
 	if err != nil {
 		t.Fatal(err)
