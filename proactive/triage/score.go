@@ -120,7 +120,10 @@ func Score(m Mail, c Context) Result {
 	knownCorrespondent := c.Contact != nil && c.Contact.Outbound > 0
 	inOwnerThread := c.Thread != nil && c.Thread.Outbound > 0
 
-	r.SpamScore, r.BulkScore = spamEvidence(&r, m, text, owner, knownCorrespondent, inOwnerThread, c.VIP), bulkEvidence(&r, m, text, c.Contact, toOwner, ccOwner, knownCorrespondent, inOwnerThread, c.VIP)
+	facts := evidenceFacts{text: text, isOwner: owner, contact: c.Contact, toOwner: toOwner, ccOwner: ccOwner,
+		known: knownCorrespondent, ownerThread: inOwnerThread, vip: c.VIP}
+	r.SpamScore = spamEvidence(&r, m, facts)
+	r.BulkScore = bulkEvidence(&r, m, facts)
 	switch {
 	case r.SpamScore >= spamThreshold:
 		r.Category = Spam
@@ -303,17 +306,30 @@ func abs(n int) int {
 	return n
 }
 
-func spamEvidence(r *Result, m Mail, text string, owner func(string) bool, known, ownerThread, vip bool) int {
+// evidenceFacts are what both evidence counts weigh besides the mail
+// itself: who the owner is, and what the owner has to do with the sender.
+type evidenceFacts struct {
+	text        string            // subject and body, lower-case
+	isOwner     func(string) bool // an address of the owner's
+	contact     *store.Contact    // the sender's history; nil if never seen
+	toOwner     bool              // an owner address is in To
+	ccOwner     bool              // an owner address is only in Cc
+	known       bool              // the owner has written to the sender
+	ownerThread bool              // the owner wrote in the mail's thread
+	vip         bool              // the sender is a VIP
+}
+
+func spamEvidence(r *Result, m Mail, f evidenceFacts) int {
 	var parts []string
 	total := 0
 	add := func(pts int, what string) {
 		total += pts
 		parts = append(parts, fmt.Sprintf("%s %+d", what, pts))
 	}
-	if pts, found := matchPhrases(text, spamStrong); pts > 0 {
+	if pts, found := matchPhrases(f.text, spamStrong); pts > 0 {
 		add(min(pts, spamStrongCap), "spam phrases ("+excerpt(found, 4)+")")
 	}
-	if pts, found := matchPhrases(text, spamWeak); pts > 0 {
+	if pts, found := matchPhrases(f.text, spamWeak); pts > 0 {
 		add(min(pts, spamWeakCap), "sales words ("+excerpt(found, 4)+")")
 	}
 	if ratio, letters := capsRatio(m.Subject); letters >= 10 && ratio >= 0.6 {
@@ -348,26 +364,26 @@ func spamEvidence(r *Result, m Mail, text string, owner func(string) bool, known
 	if len(m.Body) < 400 && urlRe.MatchString(m.Body) {
 		add(5, "short mail with a link")
 	}
-	if known {
+	if f.known {
 		add(-40, "you correspond with the sender")
 	}
-	if ownerThread {
+	if f.ownerThread {
 		add(-40, "a thread you wrote in")
 	}
-	if vip {
+	if f.vip {
 		add(-40, "VIP sender")
 	}
 	if m.InReplyTo != "" {
 		add(-10, "a reply in a conversation")
 	}
 	listed := m.ListID != "" || m.ListUnsubscribe != "" || m.Precedence == "list" || m.Precedence == "bulk"
-	if pts, _ := matchPhrases(text, bulkFooterPhrases); pts > 0 && !listed && !known && !ownerThread {
+	if pts, _ := matchPhrases(f.text, bulkFooterPhrases); pts > 0 && !listed && !f.known && !f.ownerThread {
 		add(8, "list footer without list headers")
 	}
 	switch {
 	case listed:
 		add(-20, "from a mailing list")
-	case m.Recipients() > 0 && !slices.ContainsFunc(m.To, owner) && !slices.ContainsFunc(m.Cc, owner):
+	case m.Recipients() > 0 && !slices.ContainsFunc(m.To, f.isOwner) && !slices.ContainsFunc(m.Cc, f.isOwner):
 		add(12, "not addressed to you, and not from a list")
 	}
 	if total > 0 {
@@ -376,7 +392,7 @@ func spamEvidence(r *Result, m Mail, text string, owner func(string) bool, known
 	return total
 }
 
-func bulkEvidence(r *Result, m Mail, text string, contact *store.Contact, toOwner, ccOwner, known, ownerThread, vip bool) int {
+func bulkEvidence(r *Result, m Mail, f evidenceFacts) int {
 	var parts []string
 	total := 0
 	add := func(pts int, what string) {
@@ -419,7 +435,7 @@ func bulkEvidence(r *Result, m Mail, text string, contact *store.Contact, toOwne
 		add(15, "generated sender address")
 	}
 	// A list's footer is split off as quoted text: read it too.
-	if pts, found := matchPhrases(text+"\n"+strings.ToLower(m.Quoted), bulkFooterPhrases); pts > 0 {
+	if pts, found := matchPhrases(f.text+"\n"+strings.ToLower(m.Quoted), bulkFooterPhrases); pts > 0 {
 		add(min(pts, footerCap), "list footer ("+excerpt(found, 3)+")")
 	}
 	if tag := listTag.FindStringSubmatch(m.Subject); tag != nil {
@@ -435,12 +451,12 @@ func bulkEvidence(r *Result, m Mail, text string, contact *store.Contact, toOwne
 	}
 	// Someone who writes again and again and never hears back is a
 	// report, a newsletter or an announcement, not a conversation.
-	if contact != nil && contact.Inbound >= 5 && contact.Outbound == 0 {
-		add(15, fmt.Sprintf("%d mails from %s, you never wrote to them", contact.Inbound, m.From))
+	if f.contact != nil && f.contact.Inbound >= 5 && f.contact.Outbound == 0 {
+		add(15, fmt.Sprintf("%d mails from %s, you never wrote to them", f.contact.Inbound, m.From))
 	}
 	// Mail that names the owner nowhere came through a list or a Bcc.
 	switch {
-	case toOwner || ccOwner:
+	case f.toOwner || f.ccOwner:
 	case m.Recipients() == 0:
 		add(30, "no visible recipient (a Bcc or an undisclosed list)")
 	default:
@@ -450,13 +466,13 @@ func bulkEvidence(r *Result, m Mail, text string, contact *store.Contact, toOwne
 			add(20, "sent to the list "+all[i])
 		}
 	}
-	if known {
+	if f.known {
 		add(-30, "you correspond with the sender")
 	}
-	if ownerThread {
+	if f.ownerThread {
 		add(-30, "a thread you wrote in")
 	}
-	if vip {
+	if f.vip {
 		add(-30, "VIP sender")
 	}
 	if total > 0 {
