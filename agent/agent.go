@@ -42,6 +42,13 @@ type ProfileSource interface {
 	Profile(ctx context.Context) (*Profile, error)
 }
 
+// MemorySource gives the prompt what omnibrain remembers about the owner:
+// the facts relevant to query, the pinned ones and the owner's standing
+// instructions, already bounded; "" when there is nothing.
+type MemorySource interface {
+	PromptMemory(ctx context.Context, query string) string
+}
+
 // Options configure an Agent. Model and Tools are required.
 type Options struct {
 	Model       Model
@@ -49,6 +56,7 @@ type Options struct {
 	Proposer    Proposer      // nil: outgoing tools answer that proposals are unavailable
 	Checkpoints Checkpoints   // nil: runs are not saved
 	Profile     ProfileSource // nil: no profile in the prompt
+	Memory      MemorySource  // nil: no memory about the owner in the prompt
 	Log         *slog.Logger
 	Now         func() time.Time
 	Location    *time.Location // the owner's timezone, for times shown to the model
@@ -164,6 +172,7 @@ type runState struct {
 	StopDetail   string           `json:"stop_detail,omitempty"` // the error behind an early stop
 
 	profile string // rendered once per process; not saved
+	memory  string // likewise
 }
 
 // cite numbers an item for citation, reusing its number if already shown.
@@ -292,6 +301,9 @@ func (a *Agent) loop(parent context.Context, st *runState, emit func(Event)) (*A
 	ctx, cancel := context.WithTimeout(parent, remaining)
 	defer cancel()
 	st.profile = a.profile(ctx)
+	if a.opts.Memory != nil {
+		st.memory = a.opts.Memory.PromptMemory(ctx, st.Task.Objective)
+	}
 	tools := a.runTools(st)
 	win := contextWindow{Budget: a.opts.ContextTokens, KeepRecent: 2}
 	if a.opts.Summarize {

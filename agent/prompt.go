@@ -30,6 +30,10 @@ func (a *Agent) systemPrompt(st *runState) string {
 		b.WriteString("\n\n")
 		b.WriteString(st.profile)
 	}
+	if st.memory != "" {
+		b.WriteString("\n\n")
+		b.WriteString(st.memory)
+	}
 	if r := st.Plan.Render(); r != "" {
 		b.WriteString("\n")
 		b.WriteString(r)
