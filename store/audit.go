@@ -27,7 +27,7 @@ func (t *Tx) Audit(e AuditEntry) error {
 	if e.Time.IsZero() {
 		e.Time = t.now
 	}
-	_, err := t.exec(`INSERT INTO audit_log (time, actor, action, proposal_id, payload_hash, detail) VALUES (?, ?, ?, ?, ?, ?)`,
+	_, err := t.Exec(`INSERT INTO audit_log (time, actor, action, proposal_id, payload_hash, detail) VALUES (?, ?, ?, ?, ?, ?)`,
 		ms(e.Time), e.Actor, e.Action, e.ProposalID, e.PayloadHash, e.Detail)
 	if err != nil {
 		return fmt.Errorf("audit %s: %w", e.Action, err)
@@ -55,20 +55,14 @@ func (s *Store) AuditLog(ctx context.Context, f AuditFilter) ([]AuditEntry, erro
 	// The newest Limit entries, shown oldest first.
 	q = `SELECT * FROM (` + q + ` ORDER BY id DESC LIMIT ?) ORDER BY id`
 	args = append(args, f.Limit)
-	rows, err := s.db.QueryContext(ctx, q, args...)
+	out, err := Collect(ctx, s.db, func(r Scanner) (e AuditEntry, err error) {
+		var t int64
+		err = r.Scan(&e.ID, &t, &e.Actor, &e.Action, &e.ProposalID, &e.PayloadHash, &e.Detail)
+		e.Time = fromMS(t)
+		return e, err
+	}, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("read audit log: %w", err)
 	}
-	defer rows.Close()
-	var out []AuditEntry
-	for rows.Next() {
-		var e AuditEntry
-		var t int64
-		if err := rows.Scan(&e.ID, &t, &e.Actor, &e.Action, &e.ProposalID, &e.PayloadHash, &e.Detail); err != nil {
-			return nil, fmt.Errorf("read audit log: %w", err)
-		}
-		e.Time = fromMS(t)
-		out = append(out, e)
-	}
-	return out, rows.Err()
+	return out, nil
 }

@@ -353,7 +353,7 @@ func storeRandomVectors(b *testing.B, st *Store, n, dim int) {
 	rng := rand.New(rand.NewPCG(5, 5))
 	err := st.Tx(context.Background(), func(tx *Tx) error {
 		for i := range n {
-			res, err := tx.exec(`INSERT INTO items (source, external_id, time, content_hash, created, updated) VALUES ('bench', ?, ?, '', 0, 0)`, fmt.Sprint(i), i)
+			res, err := tx.Exec(`INSERT INTO items (source, external_id, time, content_hash, created, updated) VALUES ('bench', ?, ?, '', 0, 0)`, fmt.Sprint(i), i)
 			if err != nil {
 				return err
 			}
@@ -363,11 +363,11 @@ func storeRandomVectors(b *testing.B, st *Store, n, dim int) {
 				v[j] = float32(rng.NormFloat64())
 			}
 			embedder.Normalize(v)
-			if _, err := tx.exec(`INSERT INTO item_vectors (item_id, vector) VALUES (?, ?)`, id, encodeVector(v)); err != nil {
+			if _, err := tx.Exec(`INSERT INTO item_vectors (item_id, vector) VALUES (?, ?)`, id, encodeVector(v)); err != nil {
 				return err
 			}
 		}
-		_, err := tx.exec(`DELETE FROM vector_queue`)
+		_, err := tx.Exec(`DELETE FROM vector_queue`)
 		return err
 	})
 	if err != nil {

@@ -31,7 +31,7 @@ type Briefing struct {
 func (s *Store) InsertBriefing(ctx context.Context, b *Briefing, shown ...int64) (bool, error) {
 	var added bool
 	err := s.Tx(ctx, func(tx *Tx) error {
-		res, err := tx.exec(`INSERT INTO briefings (kind, day, period_start, period_end, data, text, narrative, late, manual, created)
+		res, err := tx.Exec(`INSERT INTO briefings (kind, day, period_start, period_end, data, text, narrative, late, manual, created)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (kind, day) DO NOTHING`,
 			b.Kind, b.Day, ms(b.PeriodStart), ms(b.PeriodEnd), string(b.Data), b.Text, b.Narrative, b.Late, b.Manual, ms(tx.now))
 		if err != nil {
@@ -47,7 +47,7 @@ func (s *Store) InsertBriefing(ctx context.Context, b *Briefing, shown ...int64)
 				return err
 			}
 		}
-		got, err := scanBriefing(tx.queryRow(`SELECT `+briefingColumns+` FROM briefings WHERE kind = ? AND day = ?`, b.Kind, b.Day))
+		got, err := scanBriefing(tx.QueryRow(`SELECT `+briefingColumns+` FROM briefings WHERE kind = ? AND day = ?`, b.Kind, b.Day))
 		if err != nil {
 			return err
 		}
@@ -62,7 +62,7 @@ func (s *Store) InsertBriefing(ctx context.Context, b *Briefing, shown ...int64)
 
 const briefingColumns = `id, kind, day, period_start, period_end, data, text, narrative, late, manual, created`
 
-func scanBriefing(row scanner) (*Briefing, error) {
+func scanBriefing(row Scanner) (*Briefing, error) {
 	var b Briefing
 	var data string
 	var ps, pe, created int64
@@ -99,20 +99,11 @@ func (s *Store) Briefings(ctx context.Context, kind string, limit int) ([]*Brief
 	}
 	q += ` ORDER BY period_end DESC, id DESC LIMIT ?`
 	args = append(args, limit)
-	rows, err := s.db.QueryContext(ctx, q, args...)
+	out, err := Collect(ctx, s.db, scanBriefing, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("briefings: %w", err)
 	}
-	defer rows.Close()
-	var out []*Briefing
-	for rows.Next() {
-		b, err := scanBriefing(rows)
-		if err != nil {
-			return nil, fmt.Errorf("briefings: %w", err)
-		}
-		out = append(out, b)
-	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // MeetingPrep is the brief prepared for one meeting.
@@ -143,22 +134,17 @@ func (s *Store) InsertMeetingPrep(ctx context.Context, p *MeetingPrep) (bool, er
 
 // MeetingPreps returns the preps of meetings starting in [from, to), by start.
 func (s *Store) MeetingPreps(ctx context.Context, from, to time.Time) ([]*MeetingPrep, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT event_id, start, item_id, text, context, created FROM meeting_preps
+	out, err := Collect(ctx, s.db, func(r Scanner) (*MeetingPrep, error) {
+		var p MeetingPrep
+		var start, created int64
+		var c string
+		err := r.Scan(&p.EventID, &start, &p.ItemID, &p.Text, &c, &created)
+		p.Start, p.Created, p.Context = fromMS(start), fromMS(created), []byte(c)
+		return &p, err
+	}, `SELECT event_id, start, item_id, text, context, created FROM meeting_preps
 		WHERE start >= ? AND start < ? ORDER BY start, event_id`, ms(from), untilMS(to))
 	if err != nil {
 		return nil, fmt.Errorf("meeting preps: %w", err)
 	}
-	defer rows.Close()
-	var out []*MeetingPrep
-	for rows.Next() {
-		var p MeetingPrep
-		var start, created int64
-		var c string
-		if err := rows.Scan(&p.EventID, &start, &p.ItemID, &p.Text, &c, &created); err != nil {
-			return nil, fmt.Errorf("meeting preps: %w", err)
-		}
-		p.Start, p.Created, p.Context = fromMS(start), fromMS(created), []byte(c)
-		out = append(out, &p)
-	}
-	return out, rows.Err()
+	return out, nil
 }

@@ -56,7 +56,7 @@ func (s *Store) AppendChatMessages(ctx context.Context, session string, msgs ...
 				title = string(r[:80]) + "…"
 			}
 		}
-		if _, err := tx.exec(`INSERT INTO chat_sessions (id, title, created, updated) VALUES (?, ?, ?, ?)
+		if _, err := tx.Exec(`INSERT INTO chat_sessions (id, title, created, updated) VALUES (?, ?, ?, ?)
 			ON CONFLICT (id) DO UPDATE SET updated = excluded.updated`, session, title, now, now); err != nil {
 			return fmt.Errorf("store: chat session %s: %w", session, err)
 		}
@@ -65,7 +65,7 @@ func (s *Store) AppendChatMessages(ctx context.Context, session string, msgs ...
 			if cit == "" {
 				cit = "[]"
 			}
-			if _, err := tx.exec(`INSERT INTO chat_messages (session, role, content, run_id, citations, created) VALUES (?, ?, ?, ?, ?, ?)`,
+			if _, err := tx.Exec(`INSERT INTO chat_messages (session, role, content, run_id, citations, created) VALUES (?, ?, ?, ?, ?, ?)`,
 				session, m.Role, m.Content, m.RunID, cit, now); err != nil {
 				return fmt.Errorf("store: chat message: %w", err)
 			}
@@ -76,42 +76,30 @@ func (s *Store) AppendChatMessages(ctx context.Context, session string, msgs ...
 
 // ChatHistory returns the last limit messages of a session, oldest first.
 func (s *Store) ChatHistory(ctx context.Context, session string, limit int) ([]ChatMessage, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT id, session, role, content, run_id, citations, created FROM
+	out, err := Collect(ctx, s.db, func(r Scanner) (m ChatMessage, err error) {
+		var cit string
+		var created int64
+		err = r.Scan(&m.ID, &m.Session, &m.Role, &m.Content, &m.RunID, &cit, &created)
+		m.Citations, m.Created = json.RawMessage(cit), fromMS(created)
+		return m, err
+	}, `SELECT id, session, role, content, run_id, citations, created FROM
 		(SELECT * FROM chat_messages WHERE session = ? ORDER BY id DESC LIMIT ?) ORDER BY id`, session, limit)
 	if err != nil {
 		return nil, fmt.Errorf("store: chat history %s: %w", session, err)
 	}
-	defer rows.Close()
-	var out []ChatMessage
-	for rows.Next() {
-		var m ChatMessage
-		var cit string
-		var created int64
-		if err := rows.Scan(&m.ID, &m.Session, &m.Role, &m.Content, &m.RunID, &cit, &created); err != nil {
-			return nil, fmt.Errorf("store: chat history %s: %w", session, err)
-		}
-		m.Citations, m.Created = json.RawMessage(cit), fromMS(created)
-		out = append(out, m)
-	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // ChatSessions lists sessions, most recently used first.
 func (s *Store) ChatSessions(ctx context.Context, limit int) ([]ChatSession, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT id, title, created, updated FROM chat_sessions ORDER BY updated DESC, id LIMIT ?`, limit)
+	out, err := Collect(ctx, s.db, func(r Scanner) (c ChatSession, err error) {
+		var created, updated int64
+		err = r.Scan(&c.ID, &c.Title, &created, &updated)
+		c.Created, c.Updated = fromMS(created), fromMS(updated)
+		return c, err
+	}, `SELECT id, title, created, updated FROM chat_sessions ORDER BY updated DESC, id LIMIT ?`, limit)
 	if err != nil {
 		return nil, fmt.Errorf("store: chat sessions: %w", err)
 	}
-	defer rows.Close()
-	var out []ChatSession
-	for rows.Next() {
-		var c ChatSession
-		var created, updated int64
-		if err := rows.Scan(&c.ID, &c.Title, &created, &updated); err != nil {
-			return nil, fmt.Errorf("store: chat sessions: %w", err)
-		}
-		c.Created, c.Updated = fromMS(created), fromMS(updated)
-		out = append(out, c)
-	}
-	return out, rows.Err()
+	return out, nil
 }

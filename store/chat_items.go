@@ -11,11 +11,11 @@ import (
 
 // ThreadOf returns the items of one thread of a source, oldest first.
 func (s *Store) ThreadOf(ctx context.Context, source, thread string, limit int) ([]*Item, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT `+itemColumns+` FROM items WHERE source = ? AND thread = ? ORDER BY time, id LIMIT ?`, source, thread, limit)
+	out, err := Collect(ctx, s.db, scanItem, `SELECT `+itemColumns+` FROM items WHERE source = ? AND thread = ? ORDER BY time, id LIMIT ?`, source, thread, limit)
 	if err != nil {
 		return nil, fmt.Errorf("store: thread %s/%s: %w", source, thread, err)
 	}
-	return collectItems(rows)
+	return out, nil
 }
 
 // ItemsBetween returns items of the given kinds (any kind if none) with
@@ -24,34 +24,14 @@ func (s *Store) ItemsBetween(ctx context.Context, kinds []string, from, to time.
 	args := []any{ms(from), ms(to)}
 	where := ""
 	if len(kinds) > 0 {
-		where = ` AND kind IN (` + placeholders(len(kinds)) + `)`
-		for _, k := range kinds {
-			args = append(args, k)
-		}
+		where = ` AND kind IN (` + Placeholders(len(kinds)) + `)`
+		args = append(args, Args(kinds)...)
 	}
 	args = append(args, limit)
-	rows, err := s.db.QueryContext(ctx, `SELECT `+itemColumns+` FROM items WHERE time >= ? AND time < ?`+where+`
+	out, err := Collect(ctx, s.db, scanItem, `SELECT `+itemColumns+` FROM items WHERE time >= ? AND time < ?`+where+`
 		ORDER BY time, id LIMIT ?`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("store: items between: %w", err)
 	}
-	return collectItems(rows)
-}
-
-func collectItems(rows interface {
-	Next() bool
-	Scan(...any) error
-	Err() error
-	Close() error
-}) ([]*Item, error) {
-	defer rows.Close()
-	var out []*Item
-	for rows.Next() {
-		it, err := scanItem(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, it)
-	}
-	return out, rows.Err()
+	return out, nil
 }

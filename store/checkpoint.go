@@ -56,7 +56,7 @@ func (s *Store) SaveAgentRun(ctx context.Context, r *AgentRun) error {
 
 const agentRunColumns = `id, session, route, objective, status, interactive, iteration, state, answer, created, updated`
 
-func scanAgentRun(row scanner) (*AgentRun, error) {
+func scanAgentRun(row Scanner) (*AgentRun, error) {
 	var r AgentRun
 	var state string
 	var answer sql.NullString

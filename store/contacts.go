@@ -30,10 +30,6 @@ type Mail struct {
 	Outbound bool
 }
 
-// maxRowsPerStatement keeps multi-row statements under SQLite's limit on
-// bound variables whatever a mail's recipient list holds.
-const maxRowsPerStatement = 500
-
 // maxReplyGap bounds what counts as a reply: a mail weeks after the last
 // one in a thread (subject-keyed threads reuse "Hello") is a new topic.
 const maxReplyGap = 30 * 24 * time.Hour
@@ -81,23 +77,14 @@ func (t *Tx) ownerSet(from string, recipients []Address) (map[string]bool, error
 	}
 	own := map[string]bool{}
 	for len(addrs) > 0 {
-		chunk := addrs[:min(len(addrs), maxRowsPerStatement)]
+		chunk := addrs[:min(len(addrs), MaxVariables)]
 		addrs = addrs[len(chunk):]
-		rows, err := t.tx.QueryContext(t.ctx, `SELECT address FROM owner_addresses WHERE address IN (`+placeholders(len(chunk))+`)`, chunk...)
+		found, err := Collect(t.ctx, t.tx, Value[string], `SELECT address FROM owner_addresses WHERE address IN (`+Placeholders(len(chunk))+`)`, chunk...)
 		if err != nil {
 			return nil, fmt.Errorf("owner addresses: %w", err)
 		}
-		for rows.Next() {
-			var a string
-			if err := rows.Scan(&a); err != nil {
-				rows.Close()
-				return nil, err
-			}
+		for _, a := range found {
 			own[a] = true
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return nil, err
 		}
 	}
 	return own, nil
@@ -138,7 +125,7 @@ func (t *Tx) countMail(itemID int64, it *Item, m Mail, from string, outbound boo
 		personal: !outbound && !bulk && toOwner, bulk: bulk}
 	// The unique Message-ID makes a mail that came by another route
 	// (Takeout import, then the Gmail collector) count only once.
-	r, err := t.exec(`INSERT OR IGNORE INTO mail_messages (item_id, message_id, thread, time, outbound, sender, recipients, personal, bulk) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	r, err := t.Exec(`INSERT OR IGNORE INTO mail_messages (item_id, message_id, thread, time, outbound, sender, recipients, personal, bulk) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		itemID, m.MessageID, thread, when, outbound, from, row.recipients, row.personal, bulk)
 	if err != nil {
 		return err
@@ -176,11 +163,11 @@ func (t *Tx) countMail(itemID int64, it *Item, m Mail, from string, outbound boo
 // the contacts, in one statement: names are merged by SQLite's JSON
 // functions.
 func (t *Tx) touchContacts(as []Address, when int64, inbound bool) error {
-	if len(as) > maxRowsPerStatement {
-		if err := t.touchContacts(as[maxRowsPerStatement:], when, inbound); err != nil {
+	if len(as) > MaxVariables {
+		if err := t.touchContacts(as[MaxVariables:], when, inbound); err != nil {
 			return err
 		}
-		as = as[:maxRowsPerStatement]
+		as = as[:MaxVariables]
 	}
 	if len(as) == 0 {
 		return nil
@@ -203,7 +190,7 @@ func (t *Tx) touchContacts(as []Address, when int64, inbound bool) error {
 		_, domain, _ := strings.Cut(a.Email, "@")
 		args = append(args, a.Email, name, names, in, out, when, when, lastIn, lastOut, a.Email, "@"+domain, now)
 	}
-	_, err := t.exec(`INSERT INTO contacts (address, name, names, inbound, outbound, first_seen, last_seen, last_inbound, last_outbound, vip, updated)
+	_, err := t.Exec(`INSERT INTO contacts (address, name, names, inbound, outbound, first_seen, last_seen, last_inbound, last_outbound, vip, updated)
 		VALUES `+strings.Join(rows, ", ")+`
 		ON CONFLICT (address) DO UPDATE SET
 			name = CASE WHEN excluded.name != '' AND excluded.last_seen >= contacts.last_seen THEN excluded.name ELSE contacts.name END,
@@ -257,7 +244,7 @@ func (t *Tx) AddOwnerAddress(address, source string) error {
 	if !strings.Contains(a, "@") {
 		return fmt.Errorf("owner address %q is not an email address", address)
 	}
-	_, err := t.exec(`INSERT INTO owner_addresses (address, source, created) VALUES (?, ?, ?) ON CONFLICT (address) DO NOTHING`, a, source, ms(t.now))
+	_, err := t.Exec(`INSERT INTO owner_addresses (address, source, created) VALUES (?, ?, ?) ON CONFLICT (address) DO NOTHING`, a, source, ms(t.now))
 	if err != nil {
 		return fmt.Errorf("add owner address: %w", err)
 	}
@@ -278,38 +265,29 @@ func (s *Store) AddOwnerAddresses(ctx context.Context, source string, addresses 
 
 // OwnerAddresses returns the owner's known addresses, sorted.
 func (s *Store) OwnerAddresses(ctx context.Context) ([]string, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT address FROM owner_addresses ORDER BY address`)
+	out, err := Collect(ctx, s.db, Value[string], `SELECT address FROM owner_addresses ORDER BY address`)
 	if err != nil {
 		return nil, fmt.Errorf("owner addresses: %w", err)
 	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var a string
-		if err := rows.Scan(&a); err != nil {
-			return nil, err
-		}
-		out = append(out, a)
-	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // SetVIPRules replaces the configured VIPs (addresses, or "@domain" for a
 // whole domain) and recomputes every contact's vip flag.
 func (s *Store) SetVIPRules(ctx context.Context, patterns []string) error {
 	return s.Tx(ctx, func(tx *Tx) error {
-		if _, err := tx.exec(`DELETE FROM vip_rules`); err != nil {
+		if _, err := tx.Exec(`DELETE FROM vip_rules`); err != nil {
 			return fmt.Errorf("set vip rules: %w", err)
 		}
 		for _, p := range patterns {
 			if p = normAddr(p); p == "" {
 				continue
 			}
-			if _, err := tx.exec(`INSERT OR IGNORE INTO vip_rules (pattern) VALUES (?)`, p); err != nil {
+			if _, err := tx.Exec(`INSERT OR IGNORE INTO vip_rules (pattern) VALUES (?)`, p); err != nil {
 				return fmt.Errorf("set vip rules: %w", err)
 			}
 		}
-		_, err := tx.exec(`UPDATE contacts SET vip = (vip_manual OR EXISTS (SELECT 1 FROM vip_rules
+		_, err := tx.Exec(`UPDATE contacts SET vip = (vip_manual OR EXISTS (SELECT 1 FROM vip_rules
 			WHERE pattern = contacts.address OR pattern = '@' || substr(contacts.address, instr(contacts.address, '@') + 1)))`)
 		if err != nil {
 			return fmt.Errorf("set vip rules: %w", err)
@@ -326,7 +304,7 @@ func (t *Tx) SetVIP(address string, vip bool) error {
 		return fmt.Errorf("vip %q is not an email address", address)
 	}
 	// first/last seen stay 0 until a mail is counted.
-	_, err := t.exec(`INSERT INTO contacts (address, first_seen, last_seen, vip_manual, vip, updated) VALUES (?1, 0, 0, ?3,
+	_, err := t.Exec(`INSERT INTO contacts (address, first_seen, last_seen, vip_manual, vip, updated) VALUES (?1, 0, 0, ?3,
 			?3 OR EXISTS (SELECT 1 FROM vip_rules WHERE pattern = ?1 OR pattern = '@' || substr(?1, instr(?1, '@') + 1)), ?2)
 		ON CONFLICT (address) DO UPDATE SET vip_manual = excluded.vip_manual, updated = excluded.updated,
 			vip = (excluded.vip_manual OR EXISTS (SELECT 1 FROM vip_rules WHERE pattern = contacts.address OR pattern = '@' || substr(contacts.address, instr(contacts.address, '@') + 1)))`,
@@ -361,7 +339,7 @@ type Contact struct {
 
 const contactColumns = `address, name, names, inbound, outbound, first_seen, last_seen, last_inbound, last_outbound, vip`
 
-func scanContact(row scanner) (*Contact, error) {
+func scanContact(row Scanner) (*Contact, error) {
 	var c Contact
 	var names string
 	var first, last, lastIn, lastOut int64
@@ -396,23 +374,11 @@ func (s *Store) TopContacts(ctx context.Context, limit int) ([]*Contact, error) 
 	if limit <= 0 {
 		limit = 20
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT `+contactColumns+` FROM contacts
+	out, err := Collect(ctx, s.db, scanContact, `SELECT `+contactColumns+` FROM contacts
 		WHERE inbound + outbound > 0 OR vip
 		ORDER BY vip DESC, 2 * outbound + inbound DESC, last_seen DESC, address LIMIT ?`, limit)
 	if err != nil {
 		return nil, fmt.Errorf("top contacts: %w", err)
-	}
-	defer rows.Close()
-	var out []*Contact
-	for rows.Next() {
-		c, err := scanContact(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, c)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
 	}
 	if err := s.fillReplyTimes(ctx, out); err != nil {
 		return nil, err
@@ -431,22 +397,18 @@ func (s *Store) fillReplyTimes(ctx context.Context, cs []*Contact) error {
 		byAddr[c.Address] = c
 		args[i] = c.Address
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT contact, direction, ms FROM reply_times WHERE contact IN (`+placeholders(len(cs))+`)`, args...)
-	if err != nil {
-		return fmt.Errorf("reply times: %w", err)
-	}
-	defer rows.Close()
 	samples := map[string][]int64{}
-	for rows.Next() {
+	err := Each(ctx, s.db, func(r Scanner) error {
 		var contact, dir string
 		var v int64
-		if err := rows.Scan(&contact, &dir, &v); err != nil {
+		if err := r.Scan(&contact, &dir, &v); err != nil {
 			return err
 		}
 		samples[contact+"\x00"+dir] = append(samples[contact+"\x00"+dir], v)
-	}
-	if err := rows.Err(); err != nil {
-		return err
+		return nil
+	}, `SELECT contact, direction, ms FROM reply_times WHERE contact IN (`+Placeholders(len(cs))+`)`, args...)
+	if err != nil {
+		return fmt.Errorf("reply times: %w", err)
 	}
 	for _, c := range cs {
 		own := samples[c.Address+"\x00owner"]

@@ -92,14 +92,14 @@ func (t *Tx) UpsertItem(it *Item, opts UpsertOptions) (UpsertResult, error) {
 
 	var id int64
 	var oldHash string
-	err = t.queryRow(`SELECT id, content_hash FROM items WHERE source = ? AND external_id = ?`, it.Source, it.ExternalID).Scan(&id, &oldHash)
+	err = t.QueryRow(`SELECT id, content_hash FROM items WHERE source = ? AND external_id = ?`, it.Source, it.ExternalID).Scan(&id, &oldHash)
 	var res UpsertResult
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		// The id is past every id ever given out: a plain rowid would hand
 		// a deleted newest item's id to the next one, and notifications,
 		// proposals and evidence that name the old item would name it.
-		r, err := t.exec(`INSERT INTO items (id, source, external_id, kind, thread, time, title, body, quoted, sender, people, meta, content_hash, created, updated)
+		r, err := t.Exec(`INSERT INTO items (id, source, external_id, kind, thread, time, title, body, quoted, sender, people, meta, content_hash, created, updated)
 			VALUES (1 + MAX(COALESCE((SELECT MAX(id) FROM items), 0), COALESCE((SELECT CAST(value AS INTEGER) FROM meta WHERE key = '`+metaMaxDeletedItem+`'), 0)),
 			?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			it.Source, it.ExternalID, it.Kind, it.Thread, ms(it.Time), it.Title, it.Body, it.Quoted, strings.ToLower(it.Sender), string(people), string(meta), hash, now, now)
@@ -110,7 +110,7 @@ func (t *Tx) UpsertItem(it *Item, opts UpsertOptions) (UpsertResult, error) {
 			return UpsertResult{}, err
 		}
 		// Not a trigger: see migration 0010.
-		if _, err := t.exec(`INSERT INTO items_fts (rowid, title, body, people) VALUES (?, ?, ?, ?)`, id, it.Title, it.Body, string(people)); err != nil {
+		if _, err := t.Exec(`INSERT INTO items_fts (rowid, title, body, people) VALUES (?, ?, ?, ?)`, id, it.Title, it.Body, string(people)); err != nil {
 			return UpsertResult{}, fmt.Errorf("index item %s/%s: %w", it.Source, it.ExternalID, err)
 		}
 		res = UpsertResult{ID: id, Created: true}
@@ -120,7 +120,7 @@ func (t *Tx) UpsertItem(it *Item, opts UpsertOptions) (UpsertResult, error) {
 		it.ID = id
 		return UpsertResult{ID: id}, nil
 	default:
-		_, err := t.exec(`UPDATE items SET kind = ?, thread = ?, time = ?, title = ?, body = ?, quoted = ?, sender = ?, people = ?, meta = ?, content_hash = ?, updated = ?
+		_, err := t.Exec(`UPDATE items SET kind = ?, thread = ?, time = ?, title = ?, body = ?, quoted = ?, sender = ?, people = ?, meta = ?, content_hash = ?, updated = ?
 			WHERE id = ?`,
 			it.Kind, it.Thread, ms(it.Time), it.Title, it.Body, it.Quoted, strings.ToLower(it.Sender), string(people), string(meta), hash, now, id)
 		if err != nil {
@@ -134,7 +134,7 @@ func (t *Tx) UpsertItem(it *Item, opts UpsertOptions) (UpsertResult, error) {
 		if res.Changed {
 			kind = "updated"
 		}
-		if _, err := t.exec(`INSERT INTO item_events (item_id, kind, created) VALUES (?, ?, ?)`, res.ID, kind, now); err != nil {
+		if _, err := t.Exec(`INSERT INTO item_events (item_id, kind, created) VALUES (?, ?, ?)`, res.ID, kind, now); err != nil {
 			return UpsertResult{}, fmt.Errorf("record item event: %w", err)
 		}
 	}
@@ -160,18 +160,17 @@ func (s *Store) UpsertItems(ctx context.Context, items []*Item, opts UpsertOptio
 	return out, nil
 }
 
-func nonNil(s []string) []string {
+// nonNil makes a nil slice an empty one: JSON says [] rather than null.
+func nonNil[T any](s []T) []T {
 	if s == nil {
-		return []string{}
+		return []T{}
 	}
 	return s
 }
 
 const itemColumns = `id, source, external_id, kind, thread, time, title, body, quoted, sender, people, meta, created, updated`
 
-type scanner interface{ Scan(dest ...any) error }
-
-func scanItem(row scanner) (*Item, error) {
+func scanItem(row Scanner) (*Item, error) {
 	var it Item
 	var t, created, updated int64
 	var people, meta string
@@ -214,25 +213,13 @@ func (s *Store) ItemsByID(ctx context.Context, ids []int64) ([]*Item, error) {
 	if len(ids) == 0 {
 		return nil, nil
 	}
-	args := make([]any, len(ids))
-	for i, id := range ids {
-		args[i] = id
-	}
-	rows, err := s.db.QueryContext(ctx, `SELECT `+itemColumns+` FROM items WHERE id IN (`+placeholders(len(ids))+`)`, args...)
+	items, err := Collect(ctx, s.db, scanItem, `SELECT `+itemColumns+` FROM items WHERE id IN (`+Placeholders(len(ids))+`)`, Args(ids)...)
 	if err != nil {
 		return nil, fmt.Errorf("items by id: %w", err)
 	}
-	defer rows.Close()
-	byID := make(map[int64]*Item, len(ids))
-	for rows.Next() {
-		it, err := scanItem(rows)
-		if err != nil {
-			return nil, err
-		}
+	byID := make(map[int64]*Item, len(items))
+	for _, it := range items {
 		byID[it.ID] = it
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
 	}
 	out := make([]*Item, 0, len(ids))
 	for _, id := range ids {
@@ -243,10 +230,6 @@ func (s *Store) ItemsByID(ctx context.Context, ids []int64) ([]*Item, error) {
 	return out, nil
 }
 
-func placeholders(n int) string {
-	return strings.TrimSuffix(strings.Repeat("?,", n), ",")
-}
-
 // SourceCount is the number of items from one source.
 type SourceCount struct {
 	Source string `json:"source"`
@@ -255,20 +238,13 @@ type SourceCount struct {
 
 // CountItems returns item counts per source, largest first.
 func (s *Store) CountItems(ctx context.Context) ([]SourceCount, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT source, COUNT(*) FROM items GROUP BY source ORDER BY COUNT(*) DESC, source`)
+	out, err := Collect(ctx, s.db, func(r Scanner) (c SourceCount, err error) {
+		return c, r.Scan(&c.Source, &c.Items)
+	}, `SELECT source, COUNT(*) FROM items GROUP BY source ORDER BY COUNT(*) DESC, source`)
 	if err != nil {
 		return nil, fmt.Errorf("count items: %w", err)
 	}
-	defer rows.Close()
-	out := []SourceCount{}
-	for rows.Next() {
-		var c SourceCount
-		if err := rows.Scan(&c.Source, &c.Items); err != nil {
-			return nil, err
-		}
-		out = append(out, c)
-	}
-	return out, rows.Err()
+	return nonNil(out), nil
 }
 
 // ItemEvent is one entry of the durable new-item log.
@@ -280,27 +256,20 @@ type ItemEvent struct {
 
 // PendingEvents returns up to limit events after the consumer's position.
 func (s *Store) PendingEvents(ctx context.Context, consumer string, limit int) ([]ItemEvent, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT e.id, e.item_id, e.kind FROM item_events e
+	out, err := Collect(ctx, s.db, func(r Scanner) (e ItemEvent, err error) {
+		return e, r.Scan(&e.ID, &e.ItemID, &e.Kind)
+	}, `SELECT e.id, e.item_id, e.kind FROM item_events e
 		WHERE e.id > COALESCE((SELECT last_event_id FROM consumers WHERE name = ?), 0)
 		ORDER BY e.id LIMIT ?`, consumer, limit)
 	if err != nil {
 		return nil, fmt.Errorf("pending events for %s: %w", consumer, err)
 	}
-	defer rows.Close()
-	var out []ItemEvent
-	for rows.Next() {
-		var e ItemEvent
-		if err := rows.Scan(&e.ID, &e.ItemID, &e.Kind); err != nil {
-			return nil, err
-		}
-		out = append(out, e)
-	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // AckEvents moves the consumer's position to eventID (never backwards).
 func (t *Tx) AckEvents(consumer string, eventID int64) error {
-	_, err := t.exec(`INSERT INTO consumers (name, last_event_id, updated) VALUES (?, ?, ?)
+	_, err := t.Exec(`INSERT INTO consumers (name, last_event_id, updated) VALUES (?, ?, ?)
 		ON CONFLICT (name) DO UPDATE SET last_event_id = MAX(last_event_id, excluded.last_event_id), updated = excluded.updated`,
 		consumer, eventID, ms(t.now))
 	if err != nil {
@@ -315,7 +284,7 @@ func (t *Tx) AckEvents(consumer string, eventID int64) error {
 // It reports whether there was such an item.
 func (t *Tx) DeleteItem(source, externalID string) (bool, error) {
 	var id int64
-	err := t.queryRow(`SELECT id FROM items WHERE source = ? AND external_id = ?`, source, externalID).Scan(&id)
+	err := t.QueryRow(`SELECT id FROM items WHERE source = ? AND external_id = ?`, source, externalID).Scan(&id)
 	if errors.Is(err, sql.ErrNoRows) {
 		return false, nil
 	}
@@ -323,12 +292,12 @@ func (t *Tx) DeleteItem(source, externalID string) (bool, error) {
 		return false, fmt.Errorf("delete item %s/%s: %w", source, externalID, err)
 	}
 	// Remember the id so that it is never given out again (UpsertItem).
-	if _, err := t.exec(`INSERT INTO meta (key, value, updated) VALUES (?, ?, ?)
+	if _, err := t.Exec(`INSERT INTO meta (key, value, updated) VALUES (?, ?, ?)
 		ON CONFLICT (key) DO UPDATE SET value = MAX(CAST(meta.value AS INTEGER), CAST(excluded.value AS INTEGER)), updated = excluded.updated`,
 		metaMaxDeletedItem, strconv.FormatInt(id, 10), ms(t.now)); err != nil {
 		return false, fmt.Errorf("delete item %s/%s: %w", source, externalID, err)
 	}
-	if _, err := t.exec(`DELETE FROM items WHERE id = ?`, id); err != nil {
+	if _, err := t.Exec(`DELETE FROM items WHERE id = ?`, id); err != nil {
 		return false, fmt.Errorf("delete item %s/%s: %w", source, externalID, err)
 	}
 	return true, nil
@@ -353,7 +322,7 @@ func (s *Store) Cursor(ctx context.Context, collector string) (string, error) {
 // SetCursor saves a collector's sync position. Called in the transaction
 // that stores the items it covers, the cursor can never run ahead of them.
 func (t *Tx) SetCursor(collector, cursor string) error {
-	_, err := t.exec(`INSERT INTO sync_cursors (collector, cursor, updated) VALUES (?, ?, ?)
+	_, err := t.Exec(`INSERT INTO sync_cursors (collector, cursor, updated) VALUES (?, ?, ?)
 		ON CONFLICT (collector) DO UPDATE SET cursor = excluded.cursor, updated = excluded.updated`,
 		collector, cursor, ms(t.now))
 	if err != nil {
@@ -377,7 +346,7 @@ func (s *Store) Meta(ctx context.Context, key string) (string, error) {
 
 // SetMeta sets a value in the meta table.
 func (t *Tx) SetMeta(key, value string) error {
-	_, err := t.exec(`INSERT INTO meta (key, value, updated) VALUES (?, ?, ?)
+	_, err := t.Exec(`INSERT INTO meta (key, value, updated) VALUES (?, ?, ?)
 		ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated = excluded.updated`, key, value, ms(t.now))
 	if err != nil {
 		return fmt.Errorf("set meta %s: %w", key, err)

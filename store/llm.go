@@ -70,26 +70,17 @@ type LLMUsageRow struct {
 // LLMUsage totals the calls recorded from fromDay (YYYY-MM-DD) on, newest
 // day first, then by cost.
 func (s *Store) LLMUsage(ctx context.Context, fromDay string) ([]LLMUsageRow, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT day, task, provider, model, COUNT(*), SUM(error != ''),
+	out, err := Collect(ctx, s.db, func(row Scanner) (r LLMUsageRow, err error) {
+		var latency int64
+		err = row.Scan(&r.Day, &r.Task, &r.Provider, &r.Model, &r.Calls, &r.Errors, &r.InputTokens, &r.OutputTokens, &r.CostUSD, &latency)
+		r.Latency = time.Duration(latency) * time.Millisecond
+		return r, err
+	}, `SELECT day, task, provider, model, COUNT(*), SUM(error != ''),
 			SUM(input_tokens), SUM(output_tokens), SUM(cost_usd), SUM(latency_ms)
 		FROM llm_calls WHERE day >= ?
 		GROUP BY day, task, provider, model
 		ORDER BY day DESC, SUM(cost_usd) DESC, task, provider, model`, fromDay)
 	if err != nil {
-		return nil, fmt.Errorf("store: llm usage: %w", err)
-	}
-	defer rows.Close()
-	var out []LLMUsageRow
-	for rows.Next() {
-		var r LLMUsageRow
-		var latency int64
-		if err := rows.Scan(&r.Day, &r.Task, &r.Provider, &r.Model, &r.Calls, &r.Errors, &r.InputTokens, &r.OutputTokens, &r.CostUSD, &latency); err != nil {
-			return nil, fmt.Errorf("store: llm usage: %w", err)
-		}
-		r.Latency = time.Duration(latency) * time.Millisecond
-		out = append(out, r)
-	}
-	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("store: llm usage: %w", err)
 	}
 	return out, nil

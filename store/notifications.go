@@ -37,7 +37,7 @@ type Notification struct {
 
 const notificationColumns = `id, COALESCE(key, ''), level, text, proposal_id, item_id, state, not_before, attempts, last_error, created, delivered`
 
-func scanNotification(row scanner) (*Notification, error) {
+func scanNotification(row Scanner) (*Notification, error) {
 	var n Notification
 	var notBefore, created, delivered int64
 	if err := row.Scan(&n.ID, &n.Key, &n.Level, &n.Text, &n.ProposalID, &n.ItemID, &n.State, &notBefore, &n.Attempts, &n.LastError, &created, &delivered); err != nil {
@@ -89,20 +89,11 @@ func (s *Store) Notifications(ctx context.Context, state string, limit int) ([]*
 }
 
 func (s *Store) queryNotifications(ctx context.Context, q string, args ...any) ([]*Notification, error) {
-	rows, err := s.db.QueryContext(ctx, q, args...)
+	out, err := Collect(ctx, s.db, scanNotification, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("read notifications: %w", err)
 	}
-	defer rows.Close()
-	var out []*Notification
-	for rows.Next() {
-		n, err := scanNotification(rows)
-		if err != nil {
-			return nil, fmt.Errorf("read notifications: %w", err)
-		}
-		out = append(out, n)
-	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // NextNotificationTime is the earliest not_before of a queued notification
@@ -180,21 +171,18 @@ func (s *Store) RequeueSending(ctx context.Context) (int64, error) {
 
 // CountNotifications returns the number of notifications in each state.
 func (s *Store) CountNotifications(ctx context.Context) (map[string]int64, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT state, COUNT(*) FROM notifications GROUP BY state`)
+	out := map[string]int64{}
+	err := Each(ctx, s.db, func(r Scanner) error {
+		var st string
+		var n int64
+		err := r.Scan(&st, &n)
+		out[st] = n
+		return err
+	}, `SELECT state, COUNT(*) FROM notifications GROUP BY state`)
 	if err != nil {
 		return nil, fmt.Errorf("count notifications: %w", err)
 	}
-	defer rows.Close()
-	out := map[string]int64{}
-	for rows.Next() {
-		var st string
-		var n int64
-		if err := rows.Scan(&st, &n); err != nil {
-			return nil, err
-		}
-		out[st] = n
-	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // NotificationByKey returns the notification with key.
@@ -211,7 +199,7 @@ func (s *Store) NotificationByKey(ctx context.Context, key string) (*Notificatio
 // earlier than planned. Whatever still has to wait is deferred again by
 // the policy when they come up. It returns how many it moved.
 func (t *Tx) ReleaseNotifications(after, through time.Time) (int64, error) {
-	res, err := t.exec(`UPDATE notifications SET not_before = ? WHERE state = ? AND not_before > ? AND not_before <= ?`,
+	res, err := t.Exec(`UPDATE notifications SET not_before = ? WHERE state = ? AND not_before > ? AND not_before <= ?`,
 		ms(after), NotificationQueued, ms(after), ms(through))
 	if err != nil {
 		return 0, fmt.Errorf("release notifications: %w", err)

@@ -26,7 +26,7 @@ type Observation struct {
 // UpsertObservation records a pattern seen now. It reports whether the
 // observation is new. A dismissed observation stays dismissed.
 func (s *Store) UpsertObservation(ctx context.Context, o *Observation) (bool, error) {
-	ev, err := json.Marshal(nonNilIDs(o.Evidence))
+	ev, err := json.Marshal(nonNil(o.Evidence))
 	if err != nil {
 		return false, fmt.Errorf("observation %s/%s: %w", o.Kind, o.Key, err)
 	}
@@ -34,10 +34,10 @@ func (s *Store) UpsertObservation(ctx context.Context, o *Observation) (bool, er
 	err = s.Tx(ctx, func(tx *Tx) error {
 		now := ms(tx.now)
 		var id int64
-		err := tx.queryRow(`SELECT id FROM observations WHERE kind = ? AND key = ?`, o.Kind, o.Key).Scan(&id)
+		err := tx.QueryRow(`SELECT id FROM observations WHERE kind = ? AND key = ?`, o.Kind, o.Key).Scan(&id)
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
-			res, err := tx.exec(`INSERT INTO observations (kind, key, summary, confidence, evidence, suggestion, first_seen, last_seen)
+			res, err := tx.Exec(`INSERT INTO observations (kind, key, summary, confidence, evidence, suggestion, first_seen, last_seen)
 				VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, o.Kind, o.Key, o.Summary, o.Confidence, string(ev), o.Suggestion, now, now)
 			if err != nil {
 				return err
@@ -49,12 +49,12 @@ func (s *Store) UpsertObservation(ctx context.Context, o *Observation) (bool, er
 		case err != nil:
 			return err
 		default:
-			if _, err := tx.exec(`UPDATE observations SET summary = ?, confidence = ?, evidence = ?, suggestion = ?, last_seen = ? WHERE id = ?`,
+			if _, err := tx.Exec(`UPDATE observations SET summary = ?, confidence = ?, evidence = ?, suggestion = ?, last_seen = ? WHERE id = ?`,
 				o.Summary, o.Confidence, string(ev), o.Suggestion, now, id); err != nil {
 				return err
 			}
 		}
-		got, err := scanObservation(tx.queryRow(`SELECT `+observationColumns+` FROM observations WHERE id = ?`, id))
+		got, err := scanObservation(tx.QueryRow(`SELECT `+observationColumns+` FROM observations WHERE id = ?`, id))
 		if err != nil {
 			return err
 		}
@@ -67,16 +67,9 @@ func (s *Store) UpsertObservation(ctx context.Context, o *Observation) (bool, er
 	return created, nil
 }
 
-func nonNilIDs(ids []int64) []int64 {
-	if ids == nil {
-		return []int64{}
-	}
-	return ids
-}
-
 const observationColumns = `id, kind, key, summary, confidence, evidence, state, suggestion, first_seen, last_seen`
 
-func scanObservation(row scanner) (*Observation, error) {
+func scanObservation(row Scanner) (*Observation, error) {
 	var o Observation
 	var ev string
 	var first, last int64
@@ -96,21 +89,12 @@ func (s *Store) Observations(ctx context.Context, seenSince time.Time, limit int
 	if limit <= 0 {
 		limit = 50
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT `+observationColumns+` FROM observations WHERE state = 'active' AND last_seen >= ?
+	out, err := Collect(ctx, s.db, scanObservation, `SELECT `+observationColumns+` FROM observations WHERE state = 'active' AND last_seen >= ?
 		ORDER BY confidence DESC, last_seen DESC, id LIMIT ?`, ms(seenSince), limit)
 	if err != nil {
 		return nil, fmt.Errorf("observations: %w", err)
 	}
-	defer rows.Close()
-	var out []*Observation
-	for rows.Next() {
-		o, err := scanObservation(rows)
-		if err != nil {
-			return nil, fmt.Errorf("observations: %w", err)
-		}
-		out = append(out, o)
-	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // DismissObservation hides an observation for good (the owner said so).

@@ -42,43 +42,30 @@ func (s *Store) PreferencesFor(ctx context.Context, keys ...string) (map[string]
 	if len(keys) == 0 {
 		return out, nil
 	}
-	args := make([]any, len(keys))
-	for i, k := range keys {
-		args[i] = k
-	}
-	rows, err := s.db.QueryContext(ctx, `SELECT key, weight, source, evidence, detail, updated FROM preferences WHERE key IN (`+placeholders(len(keys))+`)`, args...)
+	ps, err := Collect(ctx, s.db, scanPreference, `SELECT `+preferenceColumns+` FROM preferences WHERE key IN (`+Placeholders(len(keys))+`)`, Args(keys)...)
 	if err != nil {
 		return nil, fmt.Errorf("preferences: %w", err)
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var p Preference
-		var updated int64
-		if err := rows.Scan(&p.Key, &p.Weight, &p.Source, &p.Evidence, &p.Detail, &updated); err != nil {
-			return nil, fmt.Errorf("preferences: %w", err)
-		}
-		p.Updated = fromMS(updated)
+	for _, p := range ps {
 		out[p.Key] = p
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // Preferences lists every preference, strongest first.
 func (s *Store) Preferences(ctx context.Context) ([]Preference, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT key, weight, source, evidence, detail, updated FROM preferences ORDER BY ABS(weight) DESC, key`)
+	out, err := Collect(ctx, s.db, scanPreference, `SELECT `+preferenceColumns+` FROM preferences ORDER BY ABS(weight) DESC, key`)
 	if err != nil {
 		return nil, fmt.Errorf("preferences: %w", err)
 	}
-	defer rows.Close()
-	var out []Preference
-	for rows.Next() {
-		var p Preference
-		var updated int64
-		if err := rows.Scan(&p.Key, &p.Weight, &p.Source, &p.Evidence, &p.Detail, &updated); err != nil {
-			return nil, fmt.Errorf("preferences: %w", err)
-		}
-		p.Updated = fromMS(updated)
-		out = append(out, p)
-	}
-	return out, rows.Err()
+	return out, nil
+}
+
+const preferenceColumns = `key, weight, source, evidence, detail, updated`
+
+func scanPreference(r Scanner) (p Preference, err error) {
+	var updated int64
+	err = r.Scan(&p.Key, &p.Weight, &p.Source, &p.Evidence, &p.Detail, &updated)
+	p.Updated = fromMS(updated)
+	return p, err
 }

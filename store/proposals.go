@@ -40,7 +40,7 @@ type Proposal struct {
 const proposalColumns = `id, kind, state, title, reason, origin, payload, payload_hash, item_id, thread, created, expires,
 	decided, decided_by, snooze_until, supersedes, superseded_by, idempotency_key, attempts, remote_id, error, updated`
 
-func scanProposal(row scanner) (*Proposal, error) {
+func scanProposal(row Scanner) (*Proposal, error) {
 	var p Proposal
 	var payload string
 	var created, expires, decided, snooze, updated int64
@@ -58,7 +58,7 @@ func scanProposal(row scanner) (*Proposal, error) {
 // InsertProposal stores a new proposal. Its id must be unused.
 func (t *Tx) InsertProposal(p *Proposal) error {
 	p.Updated = t.now
-	_, err := t.exec(`INSERT INTO proposals (`+proposalColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	_, err := t.Exec(`INSERT INTO proposals (`+proposalColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		p.ID, p.Kind, p.State, p.Title, p.Reason, p.Origin, string(p.Payload), p.PayloadHash, p.ItemID, p.Thread,
 		ms(p.Created), ms(p.Expires), ms(p.Decided), p.DecidedBy, ms(p.SnoozeUntil), p.Supersedes, p.SupersededBy,
 		p.IdempotencyKey, p.Attempts, p.RemoteID, p.Error, ms(p.Updated))
@@ -70,7 +70,7 @@ func (t *Tx) InsertProposal(p *Proposal) error {
 
 // Proposal returns the proposal with id, read inside the transaction.
 func (t *Tx) Proposal(id string) (*Proposal, error) {
-	p, err := scanProposal(t.queryRow(`SELECT `+proposalColumns+` FROM proposals WHERE id = ?`, id))
+	p, err := scanProposal(t.QueryRow(`SELECT `+proposalColumns+` FROM proposals WHERE id = ?`, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("proposal %s: %w", id, ErrNotFound)
 	}
@@ -119,7 +119,7 @@ func queryProposals(ctx context.Context, db querier, f ProposalFilter) ([]*Propo
 	var where []string
 	var args []any
 	if len(f.States) > 0 {
-		where = append(where, `state IN (`+placeholders(len(f.States))+`)`)
+		where = append(where, `state IN (`+Placeholders(len(f.States))+`)`)
 		for _, st := range f.States {
 			args = append(args, st)
 		}
@@ -158,20 +158,11 @@ func queryProposals(ctx context.Context, db querier, f ProposalFilter) ([]*Propo
 	}
 	q += ` LIMIT ?`
 	args = append(args, f.Limit)
-	rows, err := db.QueryContext(ctx, q, args...)
+	out, err := Collect(ctx, db, scanProposal, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("list proposals: %w", err)
 	}
-	defer rows.Close()
-	var out []*Proposal
-	for rows.Next() {
-		p, err := scanProposal(rows)
-		if err != nil {
-			return nil, fmt.Errorf("list proposals: %w", err)
-		}
-		out = append(out, p)
-	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // ProposalChange is a compare-and-set transition: it applies only while the
@@ -234,7 +225,7 @@ func (t *Tx) TransitionProposal(c ProposalChange) (bool, error) {
 		set = append(set, `error = ?`)
 		args = append(args, *c.Error)
 	}
-	q := `UPDATE proposals SET ` + strings.Join(set, ", ") + ` WHERE id = ? AND payload_hash = ? AND state IN (` + placeholders(len(c.From)) + `)`
+	q := `UPDATE proposals SET ` + strings.Join(set, ", ") + ` WHERE id = ? AND payload_hash = ? AND state IN (` + Placeholders(len(c.From)) + `)`
 	args = append(args, c.ID, c.PayloadHash)
 	for _, f := range c.From {
 		args = append(args, f)
@@ -243,7 +234,7 @@ func (t *Tx) TransitionProposal(c ProposalChange) (bool, error) {
 		q += ` AND expires > ?`
 		args = append(args, ms(c.UnexpiredAt))
 	}
-	res, err := t.exec(q, args...)
+	res, err := t.Exec(q, args...)
 	if err != nil {
 		return false, fmt.Errorf("transition proposal %s to %s: %w", c.ID, c.To, err)
 	}

@@ -182,7 +182,7 @@ func filterSQL(q SearchQuery, since, until time.Time) (string, []any) {
 		}
 	}
 	if len(sources) > 0 {
-		ph := placeholders(len(sources))
+		ph := Placeholders(len(sources))
 		conds = append(conds, "(i.source IN ("+ph+") OR i.kind IN ("+ph+"))")
 		args = append(append(args, sources...), sources...)
 	}
@@ -394,7 +394,7 @@ func (s *Store) ftsSearch(ctx context.Context, p *plan, n int) ([]ftsRow, error)
 			return nil, err
 		}
 		chunk = append(chunk, r)
-		if len(chunk) == maxRowsPerStatement {
+		if len(chunk) == MaxVariables {
 			if err := keep(); err != nil {
 				return nil, err
 			}
@@ -633,13 +633,13 @@ func (s *Store) passing(ctx context.Context, p *plan, ids []int64) (map[int64]bo
 		}
 		return pass, nil
 	}
-	for from := 0; from < len(ids); from += maxRowsPerStatement {
-		chunk := ids[from:min(len(ids), from+maxRowsPerStatement)]
+	for from := 0; from < len(ids); from += MaxVariables {
+		chunk := ids[from:min(len(ids), from+MaxVariables)]
 		args := make([]any, 0, len(chunk)+len(p.args))
 		for _, id := range chunk {
 			args = append(args, id)
 		}
-		rows, err := s.db.QueryContext(ctx, `SELECT i.id FROM items i WHERE i.id IN (`+placeholders(len(chunk))+`) AND `+p.where, append(args, p.args...)...)
+		rows, err := s.db.QueryContext(ctx, `SELECT i.id FROM items i WHERE i.id IN (`+Placeholders(len(chunk))+`) AND `+p.where, append(args, p.args...)...)
 		if err != nil {
 			return nil, fmt.Errorf("search: filter: %w", err)
 		}

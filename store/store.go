@@ -251,7 +251,8 @@ func (t *Tx) stmt(query string) (*sql.Stmt, error) {
 	return st, nil
 }
 
-func (t *Tx) exec(query string, args ...any) (sql.Result, error) {
+// Exec runs a statement in the transaction, prepared once per transaction.
+func (t *Tx) Exec(query string, args ...any) (sql.Result, error) {
 	st, err := t.stmt(query)
 	if err != nil {
 		return nil, err
@@ -259,7 +260,8 @@ func (t *Tx) exec(query string, args ...any) (sql.Result, error) {
 	return st.ExecContext(t.ctx, args...)
 }
 
-func (t *Tx) queryRow(query string, args ...any) *sql.Row {
+// QueryRow reads one row in the transaction.
+func (t *Tx) QueryRow(query string, args ...any) *sql.Row {
 	st, err := t.stmt(query)
 	if err != nil {
 		// Let the error surface from Scan, as QueryRow does.
@@ -267,6 +269,18 @@ func (t *Tx) queryRow(query string, args ...any) *sql.Row {
 	}
 	return st.QueryRowContext(t.ctx, args...)
 }
+
+// QueryContext reads rows in the transaction (a Querier for Collect).
+func (t *Tx) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	st, err := t.stmt(query)
+	if err != nil {
+		return nil, err
+	}
+	return st.QueryContext(ctx, args...)
+}
+
+// Now is the clock reading the transaction started with.
+func (t *Tx) Now() time.Time { return t.now }
 
 // ms converts a time to the schema's unix milliseconds; the zero time is 0.
 func ms(t time.Time) int64 {

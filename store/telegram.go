@@ -62,10 +62,10 @@ func (s *Store) TelegramMessages(ctx context.Context, proposalID string) ([]Tele
 func (s *Store) AddPairingCode(ctx context.Context, codeHash string, expires time.Time) error {
 	now := s.now()
 	return s.Tx(ctx, func(tx *Tx) error {
-		if _, err := tx.exec(`DELETE FROM telegram_pairing WHERE expires <= ?`, ms(now)); err != nil {
+		if _, err := tx.Exec(`DELETE FROM telegram_pairing WHERE expires <= ?`, ms(now)); err != nil {
 			return fmt.Errorf("prune pairing codes: %w", err)
 		}
-		if _, err := tx.exec(`INSERT INTO telegram_pairing (code_hash, expires, created) VALUES (?, ?, ?)`, codeHash, ms(expires), ms(now)); err != nil {
+		if _, err := tx.Exec(`INSERT INTO telegram_pairing (code_hash, expires, created) VALUES (?, ?, ?)`, codeHash, ms(expires), ms(now)); err != nil {
 			return fmt.Errorf("store pairing code: %w", err)
 		}
 		return nil
@@ -78,7 +78,7 @@ func (s *Store) AddPairingCode(ctx context.Context, codeHash string, expires tim
 func (s *Store) UsePairingCode(ctx context.Context, codeHash string, ownerID int64) (bool, error) {
 	ok := false
 	err := s.Tx(ctx, func(tx *Tx) error {
-		res, err := tx.exec(`DELETE FROM telegram_pairing WHERE code_hash = ? AND expires > ?`, codeHash, ms(tx.now))
+		res, err := tx.Exec(`DELETE FROM telegram_pairing WHERE code_hash = ? AND expires > ?`, codeHash, ms(tx.now))
 		if err != nil {
 			return fmt.Errorf("use pairing code: %w", err)
 		}

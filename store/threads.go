@@ -47,7 +47,7 @@ func CleanSubject(s string) string {
 func (t *Tx) countThreadMail(thread, subject string, m mailRow, participants []string) error {
 	var cur Thread
 	var personal, bulk, lastOut bool
-	err := t.queryRow(`SELECT t.messages, t.inbound, t.outbound, t.first_time, t.last_time, t.last_inbound, t.last_outbound, t.last_item_id,
+	err := t.QueryRow(`SELECT t.messages, t.inbound, t.outbound, t.first_time, t.last_time, t.last_inbound, t.last_outbound, t.last_item_id,
 			t.last_sender, COALESCE(m.personal, 0), COALESCE(m.bulk, 0), COALESCE(m.outbound, 0), t.subject
 		FROM threads t LEFT JOIN mail_messages m ON m.item_id = t.last_item_id WHERE t.thread = ?`, thread).
 		Scan(&cur.Messages, &cur.Inbound, &cur.Outbound, (*msTime)(&cur.FirstTime), (*msTime)(&cur.LastTime), (*msTime)(&cur.LastInbound),
@@ -75,7 +75,7 @@ func (t *Tx) countThreadMail(thread, subject string, m mailRow, participants []s
 	}
 	awaiting := lastOut
 	owes := !lastOut && !bulk && (personal || cur.Outbound > 0)
-	_, err = t.exec(`INSERT INTO threads (thread, subject, messages, inbound, outbound, first_time, last_time, last_inbound, last_outbound, last_item_id, last_sender, awaiting_reply, owes_reply, updated)
+	_, err = t.Exec(`INSERT INTO threads (thread, subject, messages, inbound, outbound, first_time, last_time, last_inbound, last_outbound, last_item_id, last_sender, awaiting_reply, owes_reply, updated)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (thread) DO UPDATE SET subject = excluded.subject, messages = excluded.messages, inbound = excluded.inbound,
 			outbound = excluded.outbound, first_time = excluded.first_time, last_time = excluded.last_time,
@@ -87,14 +87,14 @@ func (t *Tx) countThreadMail(thread, subject string, m mailRow, participants []s
 		return fmt.Errorf("thread %s: %w", thread, err)
 	}
 	for len(participants) > 0 {
-		chunk := participants[:min(len(participants), maxRowsPerStatement)]
+		chunk := participants[:min(len(participants), MaxVariables)]
 		participants = participants[len(chunk):]
 		args := make([]any, 0, 2*len(chunk))
 		for _, p := range chunk {
 			args = append(args, thread, p)
 		}
 		q := `INSERT OR IGNORE INTO thread_participants (thread, address) VALUES ` + strings.TrimSuffix(strings.Repeat("(?, ?),", len(chunk)), ",")
-		if _, err := t.exec(q, args...); err != nil {
+		if _, err := t.Exec(q, args...); err != nil {
 			return fmt.Errorf("thread %s: %w", thread, err)
 		}
 	}
@@ -128,7 +128,7 @@ func (t *Tx) neighbour(thread string, m mailRow, after bool) (*mailRow, error) {
 		WHERE thread = ? AND item_id != ? AND (time > ? OR (time = ? AND item_id > ?)) ORDER BY time, item_id LIMIT 1`
 	}
 	var r mailRow
-	err := t.queryRow(q, thread, m.itemID, m.time, m.time, m.itemID).Scan(&r.itemID, &r.time, &r.outbound, &r.sender, &r.recipients, &r.personal, &r.bulk)
+	err := t.QueryRow(q, thread, m.itemID, m.time, m.time, m.itemID).Scan(&r.itemID, &r.time, &r.outbound, &r.sender, &r.recipients, &r.personal, &r.bulk)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	}
@@ -157,10 +157,10 @@ func (t *Tx) setReplyTime(reply mailRow, prev *mailRow, fresh bool) error {
 		if fresh {
 			return nil // a new mail has no record to remove
 		}
-		_, err := t.exec(`DELETE FROM reply_times WHERE item_id = ?`, reply.itemID)
+		_, err := t.Exec(`DELETE FROM reply_times WHERE item_id = ?`, reply.itemID)
 		return err
 	}
-	_, err := t.exec(`INSERT INTO reply_times (item_id, contact, direction, ms) VALUES (?, ?, ?, ?)
+	_, err := t.Exec(`INSERT INTO reply_times (item_id, contact, direction, ms) VALUES (?, ?, ?, ?)
 		ON CONFLICT (item_id) DO UPDATE SET contact = excluded.contact, direction = excluded.direction, ms = excluded.ms`,
 		reply.itemID, contact, dir, reply.time-prev.time)
 	return err
@@ -187,7 +187,7 @@ func (m *msTime) Scan(v any) error {
 
 const threadColumns = `thread, subject, messages, inbound, outbound, first_time, last_time, last_inbound, last_outbound, last_item_id, last_sender, awaiting_reply, owes_reply`
 
-func scanThread(row scanner) (*Thread, error) {
+func scanThread(row Scanner) (*Thread, error) {
 	var th Thread
 	err := row.Scan(&th.Thread, &th.Subject, &th.Messages, &th.Inbound, &th.Outbound, (*msTime)(&th.FirstTime), (*msTime)(&th.LastTime),
 		(*msTime)(&th.LastInbound), (*msTime)(&th.LastOutbound), &th.LastItemID, &th.LastSender, &th.AwaitingReply, &th.OwesReply)
@@ -229,21 +229,9 @@ func (s *Store) threadsWhere(ctx context.Context, where string, arg any, limit i
 	if limit <= 0 {
 		limit = 50
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT `+threadColumns+` FROM threads WHERE `+where+` ORDER BY last_time, thread LIMIT ?`, arg, limit)
+	out, err := Collect(ctx, s.db, scanThread, `SELECT `+threadColumns+` FROM threads WHERE `+where+` ORDER BY last_time, thread LIMIT ?`, arg, limit)
 	if err != nil {
 		return nil, fmt.Errorf("threads: %w", err)
-	}
-	defer rows.Close()
-	var out []*Thread
-	for rows.Next() {
-		th, err := scanThread(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, th)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
 	}
 	if err := s.fillParticipants(ctx, out); err != nil {
 		return nil, err
@@ -262,17 +250,16 @@ func (s *Store) fillParticipants(ctx context.Context, ths []*Thread) error {
 		th.Participants = []string{}
 		args[i] = th.Thread
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT thread, address FROM thread_participants WHERE thread IN (`+placeholders(len(ths))+`) ORDER BY thread, address`, args...)
-	if err != nil {
-		return fmt.Errorf("thread participants: %w", err)
-	}
-	defer rows.Close()
-	for rows.Next() {
+	err := Each(ctx, s.db, func(r Scanner) error {
 		var thread, addr string
-		if err := rows.Scan(&thread, &addr); err != nil {
+		if err := r.Scan(&thread, &addr); err != nil {
 			return err
 		}
 		byKey[thread].Participants = append(byKey[thread].Participants, addr)
+		return nil
+	}, `SELECT thread, address FROM thread_participants WHERE thread IN (`+Placeholders(len(ths))+`) ORDER BY thread, address`, args...)
+	if err != nil {
+		return fmt.Errorf("thread participants: %w", err)
 	}
-	return rows.Err()
+	return nil
 }

@@ -39,12 +39,12 @@ type Triage struct {
 // SaveTriage stores (or replaces) the decision about an item. A proposal
 // id already recorded is kept when the new decision carries none.
 func (t *Tx) SaveTriage(tr *Triage) error {
-	factors, err := json.Marshal(nonNilFactors(tr.Factors))
+	factors, err := json.Marshal(nonNil(tr.Factors))
 	if err != nil {
 		return fmt.Errorf("save triage %d: %w", tr.ItemID, err)
 	}
 	now := ms(t.now)
-	_, err = t.exec(`INSERT INTO triage (item_id, decision, category, score, level, deadline, factors, reason, model, tokens, proposal_id, item_time, created, updated)
+	_, err = t.Exec(`INSERT INTO triage (item_id, decision, category, score, level, deadline, factors, reason, model, tokens, proposal_id, item_time, created, updated)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (item_id) DO UPDATE SET decision = excluded.decision, category = excluded.category, score = excluded.score,
 			level = excluded.level, deadline = excluded.deadline, factors = excluded.factors, reason = excluded.reason,
@@ -68,16 +68,9 @@ func (s *Store) SetTriageProposal(ctx context.Context, itemID int64, proposalID 
 	return nil
 }
 
-func nonNilFactors(f []Factor) []Factor {
-	if f == nil {
-		return []Factor{}
-	}
-	return f
-}
-
 const triageColumns = `item_id, decision, category, score, level, deadline, factors, reason, model, tokens, proposal_id, item_time, created, updated`
 
-func scanTriage(row scanner) (*Triage, error) {
+func scanTriage(row Scanner) (*Triage, error) {
 	var tr Triage
 	var deadline, itemTime, created, updated int64
 	var factors string
@@ -139,30 +132,22 @@ func (s *Store) TriagedItems(ctx context.Context, f TriageFilter) ([]TriagedItem
 		WHERE t.item_time >= ? AND t.item_time < ? AND t.score >= ?`
 	args := []any{ms(f.Since), untilMS(f.Until), f.MinScore}
 	if len(f.Decisions) > 0 {
-		q += ` AND t.decision IN (` + placeholders(len(f.Decisions)) + `)`
-		for _, d := range f.Decisions {
-			args = append(args, d)
-		}
+		q += ` AND t.decision IN (` + Placeholders(len(f.Decisions)) + `)`
+		args = append(args, Args(f.Decisions)...)
 	}
 	q += ` ORDER BY t.score DESC, t.item_time DESC, t.item_id LIMIT ?`
 	args = append(args, f.Limit)
-	rows, err := s.db.QueryContext(ctx, q, args...)
+	out, err := Collect(ctx, s.db, func(r Scanner) (TriagedItem, error) {
+		tr, it, err := scanTriageItem(r)
+		return TriagedItem{Item: it, Triage: tr}, err
+	}, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("triaged items: %w", err)
 	}
-	defer rows.Close()
-	var out []TriagedItem
-	for rows.Next() {
-		tr, it, err := scanTriageItem(rows)
-		if err != nil {
-			return nil, fmt.Errorf("triaged items: %w", err)
-		}
-		out = append(out, TriagedItem{Item: it, Triage: tr})
-	}
-	return out, rows.Err()
+	return out, nil
 }
 
-func scanTriageItem(rows *sql.Rows) (*Triage, *Item, error) {
+func scanTriageItem(rows Scanner) (*Triage, *Item, error) {
 	var tr Triage
 	var it Item
 	var deadline, itemTime, created, updated, t, icreated, iupdated int64
@@ -193,19 +178,13 @@ func scanTriageItem(rows *sql.Rows) (*Triage, *Item, error) {
 // [since, until): keys are "decision:<d>", "category:<c>", "level:<l>"
 // and "model" (decisions a model helped with).
 func (s *Store) TriageCounts(ctx context.Context, since, until time.Time) (map[string]int, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT decision, category, level, model != '', COUNT(*) FROM triage
-		WHERE item_time >= ? AND item_time < ? GROUP BY 1, 2, 3, 4`, ms(since), untilMS(until))
-	if err != nil {
-		return nil, fmt.Errorf("triage counts: %w", err)
-	}
-	defer rows.Close()
 	out := map[string]int{}
-	for rows.Next() {
+	err := Each(ctx, s.db, func(r Scanner) error {
 		var d, c, l string
 		var model bool
 		var n int
-		if err := rows.Scan(&d, &c, &l, &model, &n); err != nil {
-			return nil, err
+		if err := r.Scan(&d, &c, &l, &model, &n); err != nil {
+			return err
 		}
 		out["decision:"+d] += n
 		out["category:"+c] += n
@@ -213,18 +192,23 @@ func (s *Store) TriageCounts(ctx context.Context, since, until time.Time) (map[s
 		if model {
 			out["model"] += n
 		}
+		return nil
+	}, `SELECT decision, category, level, model != '', COUNT(*) FROM triage
+		WHERE item_time >= ? AND item_time < ? GROUP BY 1, 2, 3, 4`, ms(since), untilMS(until))
+	if err != nil {
+		return nil, fmt.Errorf("triage counts: %w", err)
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // ItemsByExternalID returns every item with the external id, whatever its
 // source (ids are unique per source only).
 func (s *Store) ItemsByExternalID(ctx context.Context, externalID string) ([]*Item, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT `+itemColumns+` FROM items WHERE external_id = ? ORDER BY source LIMIT 20`, externalID)
+	out, err := Collect(ctx, s.db, scanItem, `SELECT `+itemColumns+` FROM items WHERE external_id = ? ORDER BY source LIMIT 20`, externalID)
 	if err != nil {
 		return nil, fmt.Errorf("items by external id: %w", err)
 	}
-	return collectItems(rows)
+	return out, nil
 }
 
 // untilMS maps a zero upper bound to "no bound".

@@ -29,13 +29,13 @@ func (s *Store) ItemsWithPerson(ctx context.Context, kind string, addrs []string
 		args = append(args, normAddr(a))
 	}
 	args = append(args, limit)
-	rows, err := s.db.QueryContext(ctx, `SELECT `+itemColumns+` FROM items WHERE kind = ? AND time >= ? AND time < ?
-		AND (sender IN (`+placeholders(len(addrs))+`) OR EXISTS (SELECT 1 FROM json_each(items.people) j WHERE lower(j.value) IN (`+placeholders(len(addrs))+`)))
+	out, err := Collect(ctx, s.db, scanItem, `SELECT `+itemColumns+` FROM items WHERE kind = ? AND time >= ? AND time < ?
+		AND (sender IN (`+Placeholders(len(addrs))+`) OR EXISTS (SELECT 1 FROM json_each(items.people) j WHERE lower(j.value) IN (`+Placeholders(len(addrs))+`)))
 		ORDER BY time DESC, id DESC LIMIT ?`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("items with person: %w", err)
 	}
-	return collectItems(rows)
+	return out, nil
 }
 
 // OpenThreadsWith returns threads with one of the addresses as a
@@ -52,23 +52,11 @@ func (s *Store) OpenThreadsWith(ctx context.Context, addrs []string, limit int) 
 		args = append(args, normAddr(a))
 	}
 	args = append(args, limit)
-	rows, err := s.db.QueryContext(ctx, `SELECT `+threadColumns+` FROM threads WHERE (awaiting_reply OR owes_reply)
-		AND thread IN (SELECT thread FROM thread_participants WHERE address IN (`+placeholders(len(addrs))+`))
+	out, err := Collect(ctx, s.db, scanThread, `SELECT `+threadColumns+` FROM threads WHERE (awaiting_reply OR owes_reply)
+		AND thread IN (SELECT thread FROM thread_participants WHERE address IN (`+Placeholders(len(addrs))+`))
 		ORDER BY last_time DESC LIMIT ?`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("open threads with: %w", err)
-	}
-	defer rows.Close()
-	var out []*Thread
-	for rows.Next() {
-		th, err := scanThread(rows)
-		if err != nil {
-			return nil, fmt.Errorf("open threads with: %w", err)
-		}
-		out = append(out, th)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
 	}
 	return out, s.fillParticipants(ctx, out)
 }
@@ -103,45 +91,34 @@ func (s *Store) MailStatsBetween(ctx context.Context, since, until time.Time) (*
 	if err != nil {
 		return nil, fmt.Errorf("mail stats: %w", err)
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT r.direction, r.ms FROM reply_times r JOIN mail_messages m ON m.item_id = r.item_id
-		WHERE m.time >= ? AND m.time < ?`, ms(since), untilMS(until))
-	if err != nil {
-		return nil, fmt.Errorf("mail stats: %w", err)
-	}
 	var own, theirs []int64
-	for rows.Next() {
+	err = Each(ctx, s.db, func(r Scanner) error {
 		var dir string
 		var v int64
-		if err := rows.Scan(&dir, &v); err != nil {
-			rows.Close()
-			return nil, fmt.Errorf("mail stats: %w", err)
+		if err := r.Scan(&dir, &v); err != nil {
+			return err
 		}
 		if dir == "owner" {
 			own = append(own, v)
 		} else {
 			theirs = append(theirs, v)
 		}
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, err
+		return nil
+	}, `SELECT r.direction, r.ms FROM reply_times r JOIN mail_messages m ON m.item_id = r.item_id
+		WHERE m.time >= ? AND m.time < ?`, ms(since), untilMS(until))
+	if err != nil {
+		return nil, fmt.Errorf("mail stats: %w", err)
 	}
 	st.OwnerReplies, st.OwnerReplyMedian = len(own), median(own)
 	st.TheirReplies, st.TheirReplyMedian = len(theirs), median(theirs)
-	rows, err = s.db.QueryContext(ctx, `SELECT sender, COUNT(*) FROM mail_messages WHERE NOT outbound AND time >= ? AND time < ? AND sender != ''
+	st.TopSenders, err = Collect(ctx, s.db, func(r Scanner) (sc SenderCount, err error) {
+		return sc, r.Scan(&sc.Sender, &sc.Mails)
+	}, `SELECT sender, COUNT(*) FROM mail_messages WHERE NOT outbound AND time >= ? AND time < ? AND sender != ''
 		GROUP BY sender ORDER BY COUNT(*) DESC, sender LIMIT 5`, ms(since), untilMS(until))
 	if err != nil {
 		return nil, fmt.Errorf("mail stats: %w", err)
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var sc SenderCount
-		if err := rows.Scan(&sc.Sender, &sc.Mails); err != nil {
-			return nil, fmt.Errorf("mail stats: %w", err)
-		}
-		st.TopSenders = append(st.TopSenders, sc)
-	}
-	return &st, rows.Err()
+	return &st, nil
 }
 
 // MailActivity is one counted mail as pattern detection sees it.
@@ -159,27 +136,23 @@ type MailActivity struct {
 // MailActivitySince returns the counted mail with time at or after since,
 // oldest first, at most limit rows.
 func (s *Store) MailActivitySince(ctx context.Context, since time.Time, limit int) ([]MailActivity, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT m.item_id, m.sender, i.title, m.time, m.outbound, m.bulk, COALESCE(json_extract(i.meta, '$.labels'), '[]'), m.thread
-		FROM mail_messages m JOIN items i ON i.id = m.item_id WHERE m.time >= ? ORDER BY m.time, m.item_id LIMIT ?`, ms(since), limit)
-	if err != nil {
-		return nil, fmt.Errorf("mail activity: %w", err)
-	}
-	defer rows.Close()
-	var out []MailActivity
-	for rows.Next() {
-		var a MailActivity
+	out, err := Collect(ctx, s.db, func(r Scanner) (a MailActivity, err error) {
 		var t int64
 		var labels string
-		if err := rows.Scan(&a.ItemID, &a.Sender, &a.Subject, &t, &a.Outbound, &a.Bulk, &labels, &a.Thread); err != nil {
-			return nil, fmt.Errorf("mail activity: %w", err)
+		if err := r.Scan(&a.ItemID, &a.Sender, &a.Subject, &t, &a.Outbound, &a.Bulk, &labels, &a.Thread); err != nil {
+			return a, err
 		}
 		a.Time = fromMS(t)
 		if err := json.Unmarshal([]byte(labels), &a.Labels); err != nil {
 			a.Labels = nil // a label list that is not a list says nothing
 		}
-		out = append(out, a)
+		return a, nil
+	}, `SELECT m.item_id, m.sender, i.title, m.time, m.outbound, m.bulk, COALESCE(json_extract(i.meta, '$.labels'), '[]'), m.thread
+		FROM mail_messages m JOIN items i ON i.id = m.item_id WHERE m.time >= ? ORDER BY m.time, m.item_id LIMIT ?`, ms(since), limit)
+	if err != nil {
+		return nil, fmt.Errorf("mail activity: %w", err)
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // NotificationsForItem lists the notifications about an item, oldest first.
@@ -197,21 +170,20 @@ type ReplySample struct {
 // owner answering a contact; "contact": a contact answering the owner) by
 // contact, for contacts with at least min of them, fastest first.
 func (s *Store) ReplyTimesByContact(ctx context.Context, direction string, min int) (map[string][]ReplySample, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT contact, item_id, ms FROM reply_times WHERE direction = ? ORDER BY contact, item_id`, direction)
-	if err != nil {
-		return nil, fmt.Errorf("reply times: %w", err)
-	}
-	defer rows.Close()
 	out := map[string][]ReplySample{}
-	for rows.Next() {
+	err := Each(ctx, s.db, func(row Scanner) error {
 		var c string
 		var r ReplySample
 		var v int64
-		if err := rows.Scan(&c, &r.ItemID, &v); err != nil {
-			return nil, fmt.Errorf("reply times: %w", err)
+		if err := row.Scan(&c, &r.ItemID, &v); err != nil {
+			return err
 		}
 		r.Took = time.Duration(v) * time.Millisecond
 		out[c] = append(out[c], r)
+		return nil
+	}, `SELECT contact, item_id, ms FROM reply_times WHERE direction = ? ORDER BY contact, item_id`, direction)
+	if err != nil {
+		return nil, fmt.Errorf("reply times: %w", err)
 	}
 	for c, v := range out {
 		if len(v) < min {
@@ -220,5 +192,5 @@ func (s *Store) ReplyTimesByContact(ctx context.Context, direction string, min i
 		}
 		sort.Slice(v, func(i, j int) bool { return v[i].Took < v[j].Took })
 	}
-	return out, rows.Err()
+	return out, nil
 }

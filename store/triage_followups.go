@@ -44,11 +44,11 @@ func (s *Store) SyncFollowups(ctx context.Context, kind string, found []*Followu
 		for _, f := range found {
 			var detected int64
 			var prop string
-			err := tx.queryRow(`SELECT detected, proposal_id FROM followups WHERE kind = ? AND key = ? AND since = ?`, kind, f.Key, ms(f.Since)).Scan(&detected, &prop)
+			err := tx.QueryRow(`SELECT detected, proposal_id FROM followups WHERE kind = ? AND key = ? AND since = ?`, kind, f.Key, ms(f.Since)).Scan(&detected, &prop)
 			switch {
 			case errors.Is(err, sql.ErrNoRows):
 				detected = now
-				if _, err := tx.exec(`INSERT INTO followups (kind, key, thread, contact, subject, item_id, since, state, detail, detected, updated)
+				if _, err := tx.Exec(`INSERT INTO followups (kind, key, thread, contact, subject, item_id, since, state, detail, detected, updated)
 					VALUES (?, ?, ?, ?, ?, ?, ?, 'open', ?, ?, ?)`,
 					kind, f.Key, f.Thread, f.Contact, f.Subject, f.ItemID, ms(f.Since), f.Detail, now, now); err != nil {
 					return err
@@ -57,7 +57,7 @@ func (s *Store) SyncFollowups(ctx context.Context, kind string, found []*Followu
 			case err != nil:
 				return err
 			default:
-				if _, err := tx.exec(`UPDATE followups SET subject = ?, item_id = ?, detail = ?, state = 'open', updated = ?
+				if _, err := tx.Exec(`UPDATE followups SET subject = ?, item_id = ?, detail = ?, state = 'open', updated = ?
 					WHERE kind = ? AND key = ? AND since = ?`, f.Subject, f.ItemID, f.Detail, now, kind, f.Key, ms(f.Since)); err != nil {
 					return err
 				}
@@ -65,28 +65,23 @@ func (s *Store) SyncFollowups(ctx context.Context, kind string, found []*Followu
 			f.Kind, f.State, f.Detected, f.ProposalID = kind, "open", fromMS(detected), prop
 			keep[fmt.Sprintf("%s\x00%d", f.Key, ms(f.Since))] = true
 		}
-		rows, err := tx.tx.QueryContext(tx.ctx, `SELECT key, since FROM followups WHERE kind = ? AND state = 'open'`, kind)
-		if err != nil {
-			return err
-		}
 		var stale [][2]any
-		for rows.Next() {
+		err := Each(tx.ctx, tx.tx, func(r Scanner) error {
 			var key string
 			var since int64
-			if err := rows.Scan(&key, &since); err != nil {
-				rows.Close()
+			if err := r.Scan(&key, &since); err != nil {
 				return err
 			}
 			if !keep[fmt.Sprintf("%s\x00%d", key, since)] {
 				stale = append(stale, [2]any{key, since})
 			}
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
+			return nil
+		}, `SELECT key, since FROM followups WHERE kind = ? AND state = 'open'`, kind)
+		if err != nil {
 			return err
 		}
 		for _, k := range stale {
-			if _, err := tx.exec(`UPDATE followups SET state = 'closed', updated = ? WHERE kind = ? AND key = ? AND since = ?`, now, kind, k[0], k[1]); err != nil {
+			if _, err := tx.Exec(`UPDATE followups SET state = 'closed', updated = ? WHERE kind = ? AND key = ? AND since = ?`, now, kind, k[0], k[1]); err != nil {
 				return err
 			}
 		}
@@ -113,23 +108,18 @@ func (s *Store) OpenFollowups(ctx context.Context, limit int) ([]*Followup, erro
 	if limit <= 0 {
 		limit = 50
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT kind, key, thread, contact, subject, item_id, since, state, detail, proposal_id, detected
+	out, err := Collect(ctx, s.db, func(r Scanner) (*Followup, error) {
+		var f Followup
+		var since, detected int64
+		err := r.Scan(&f.Kind, &f.Key, &f.Thread, &f.Contact, &f.Subject, &f.ItemID, &since, &f.State, &f.Detail, &f.ProposalID, &detected)
+		f.Since, f.Detected = fromMS(since), fromMS(detected)
+		return &f, err
+	}, `SELECT kind, key, thread, contact, subject, item_id, since, state, detail, proposal_id, detected
 		FROM followups WHERE state = 'open' ORDER BY since, kind, key LIMIT ?`, limit)
 	if err != nil {
 		return nil, fmt.Errorf("open follow-ups: %w", err)
 	}
-	defer rows.Close()
-	var out []*Followup
-	for rows.Next() {
-		var f Followup
-		var since, detected int64
-		if err := rows.Scan(&f.Kind, &f.Key, &f.Thread, &f.Contact, &f.Subject, &f.ItemID, &since, &f.State, &f.Detail, &f.ProposalID, &detected); err != nil {
-			return nil, fmt.Errorf("open follow-ups: %w", err)
-		}
-		f.Since, f.Detected = fromMS(since), fromMS(detected)
-		out = append(out, &f)
-	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // QuietContact is a contact who used to write regularly and stopped.
@@ -151,23 +141,18 @@ func (s *Store) QuietContacts(ctx context.Context, quietSince, activeSince time.
 	if limit <= 0 {
 		limit = 20
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT c.address, c.name, c.inbound, c.outbound, c.last_inbound, c.last_seen, c.vip FROM contacts c
+	out, err := Collect(ctx, s.db, func(r Scanner) (*QuietContact, error) {
+		var q QuietContact
+		var lastIn, last int64
+		err := r.Scan(&q.Address, &q.Name, &q.Inbound, &q.Outbound, &lastIn, &last, &q.VIP)
+		q.LastInbound, q.LastSeen = fromMS(lastIn), fromMS(last)
+		return &q, err
+	}, `SELECT c.address, c.name, c.inbound, c.outbound, c.last_inbound, c.last_seen, c.vip FROM contacts c
 		WHERE c.last_seen < ? AND c.last_seen >= ? AND ((c.inbound >= ? AND c.outbound > 0) OR (c.vip AND c.inbound + c.outbound > 0))
 		AND NOT EXISTS (SELECT 1 FROM mail_messages m WHERE m.sender = c.address AND m.bulk)
 		ORDER BY c.vip DESC, c.inbound + c.outbound DESC, c.address LIMIT ?`, ms(quietSince), ms(activeSince), minInbound, limit)
 	if err != nil {
 		return nil, fmt.Errorf("quiet contacts: %w", err)
 	}
-	defer rows.Close()
-	var out []*QuietContact
-	for rows.Next() {
-		var q QuietContact
-		var lastIn, last int64
-		if err := rows.Scan(&q.Address, &q.Name, &q.Inbound, &q.Outbound, &lastIn, &last, &q.VIP); err != nil {
-			return nil, fmt.Errorf("quiet contacts: %w", err)
-		}
-		q.LastInbound, q.LastSeen = fromMS(lastIn), fromMS(last)
-		out = append(out, &q)
-	}
-	return out, rows.Err()
+	return out, nil
 }

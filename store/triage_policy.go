@@ -18,7 +18,7 @@ func (s *Store) PushedSince(ctx context.Context, since time.Time, levels []strin
 	if len(levels) == 0 {
 		return 0, nil
 	}
-	q := `SELECT COUNT(*) FROM notifications WHERE state = ? AND delivered >= ? AND level IN (` + placeholders(len(levels)) + `)`
+	q := `SELECT COUNT(*) FROM notifications WHERE state = ? AND delivered >= ? AND level IN (` + Placeholders(len(levels)) + `)`
 	args := []any{NotificationDelivered, ms(since)}
 	for _, l := range levels {
 		args = append(args, l)
@@ -50,14 +50,14 @@ func (s *Store) HeldForBriefing(ctx context.Context, levels []string, limit int)
 	}
 	args = append(args, limit)
 	return s.queryNotifications(ctx, `SELECT `+notificationColumns+` FROM notifications
-		WHERE state = ? AND level IN (`+placeholders(len(levels))+`) ORDER BY id LIMIT ?`, args...)
+		WHERE state = ? AND level IN (`+Placeholders(len(levels))+`) ORDER BY id LIMIT ?`, args...)
 }
 
 // MarkBriefed records that a briefing showed these held notifications, so
 // the next one does not show them again.
 func (t *Tx) MarkBriefed(ids []int64) error {
 	for _, id := range ids {
-		if _, err := t.exec(`UPDATE notifications SET state = ? WHERE id = ? AND state = ?`, NotificationBriefed, id, NotificationHeld); err != nil {
+		if _, err := t.Exec(`UPDATE notifications SET state = ? WHERE id = ? AND state = ?`, NotificationBriefed, id, NotificationHeld); err != nil {
 			return fmt.Errorf("mark notification %d briefed: %w", id, err)
 		}
 	}

@@ -241,11 +241,11 @@ func (v *Vectors) checkIdentity(ctx context.Context) (bool, error) {
 	}
 	err = v.st.Tx(ctx, func(tx *Tx) error {
 		for _, table := range []string{"item_vectors", "chunk_vectors"} {
-			if _, err := tx.exec(`DELETE FROM ` + table); err != nil {
+			if _, err := tx.Exec(`DELETE FROM ` + table); err != nil {
 				return fmt.Errorf("drop old vectors: %w", err)
 			}
 		}
-		if _, err := tx.exec(`INSERT OR IGNORE INTO vector_queue (item_id) SELECT id FROM items`); err != nil {
+		if _, err := tx.Exec(`INSERT OR IGNORE INTO vector_queue (item_id) SELECT id FROM items`); err != nil {
 			return fmt.Errorf("queue re-embedding: %w", err)
 		}
 		return tx.SetMeta(metaEmbedder, id)
@@ -372,15 +372,15 @@ func (v *Vectors) IndexPending(ctx context.Context) (int, error) {
 	means := make(map[int64][]float32, len(ids))
 	err = v.st.Tx(ctx, func(tx *Tx) error {
 		for _, id := range ids {
-			if _, err := tx.exec(`DELETE FROM item_vectors WHERE item_id = ?`, id); err != nil {
+			if _, err := tx.Exec(`DELETE FROM item_vectors WHERE item_id = ?`, id); err != nil {
 				return err
 			}
-			if _, err := tx.exec(`DELETE FROM chunk_vectors WHERE item_id = ?`, id); err != nil {
+			if _, err := tx.Exec(`DELETE FROM chunk_vectors WHERE item_id = ?`, id); err != nil {
 				return err
 			}
 			if mean := itemVector(byItem[id]); mean != nil {
 				// The item may have been deleted since it was read.
-				res, err := tx.exec(`INSERT INTO item_vectors (item_id, vector)
+				res, err := tx.Exec(`INSERT INTO item_vectors (item_id, vector)
 					SELECT ?, ? WHERE EXISTS (SELECT 1 FROM items WHERE id = ?)`, id, encodeVector(mean), id)
 				if err != nil {
 					return err
@@ -391,12 +391,12 @@ func (v *Vectors) IndexPending(ctx context.Context) (int, error) {
 			}
 			if means[id] != nil {
 				for chunk, cv := range byItem[id] {
-					if _, err := tx.exec(`INSERT INTO chunk_vectors (item_id, chunk, vector) VALUES (?, ?, ?)`, id, chunk, cv.encode()); err != nil {
+					if _, err := tx.Exec(`INSERT INTO chunk_vectors (item_id, chunk, vector) VALUES (?, ?, ?)`, id, chunk, cv.encode()); err != nil {
 						return err
 					}
 				}
 			}
-			if _, err := tx.exec(`DELETE FROM vector_queue WHERE item_id = ?`, id); err != nil {
+			if _, err := tx.Exec(`DELETE FROM vector_queue WHERE item_id = ?`, id); err != nil {
 				return err
 			}
 		}
@@ -605,7 +605,7 @@ func (s *Store) threadNeighbours(ctx context.Context, ids []int64) (map[int64][2
 			AND (p.time < c.time OR (p.time = c.time AND p.id < c.id)) ORDER BY p.time DESC, p.id DESC LIMIT 1), 0),
 		COALESCE((SELECT n.id FROM items n WHERE n.source = c.source AND n.thread = c.thread
 			AND (n.time > c.time OR (n.time = c.time AND n.id > c.id)) ORDER BY n.time, n.id LIMIT 1), 0)
-		FROM items c WHERE c.thread != '' AND c.id IN (`+placeholders(len(ids))+`)`, args...)
+		FROM items c WHERE c.thread != '' AND c.id IN (`+Placeholders(len(ids))+`)`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("vectors: thread neighbours: %w", err)
 	}
@@ -798,7 +798,7 @@ func (v *Vectors) rerank(ctx context.Context, qv chunkVec, ids []int64, n int) (
 	for i, id := range ids {
 		args[i] = id
 	}
-	rows, err := v.st.db.QueryContext(ctx, `SELECT item_id, vector FROM chunk_vectors WHERE item_id IN (`+placeholders(len(ids))+`)`, args...)
+	rows, err := v.st.db.QueryContext(ctx, `SELECT item_id, vector FROM chunk_vectors WHERE item_id IN (`+Placeholders(len(ids))+`)`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("vectors: re-rank: %w", err)
 	}
