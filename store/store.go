@@ -18,7 +18,9 @@ import (
 	"strings"
 	"time"
 
-	_ "github.com/mattn/go-sqlite3" // the sqlite3 driver; built with -tags sqlite_fts5
+	"github.com/mattn/go-sqlite3" // the sqlite3 driver; built with -tags sqlite_fts5
+
+	"github.com/omnibrain/omnibrain/internal/wait"
 )
 
 //go:embed migrations/*.sql
@@ -69,11 +71,17 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
 	}
 	s := &Store{db: db, path: path, log: opts.Log, now: opts.Now}
-	if err := s.checkFTS5(ctx); err != nil {
-		db.Close()
-		return nil, err
-	}
-	if err := s.migrate(ctx); err != nil {
+	// Another process opening the same new database (a daemon starting
+	// beside a CLI call) may hold the lock past the busy timeout, or make
+	// SQLite refuse at once to avoid a deadlock while both switch it to
+	// WAL: wait for it, never fail for it.
+	err = waitUnlocked(ctx, opts.Log, func() error {
+		if err := s.checkFTS5(ctx); err != nil {
+			return err
+		}
+		return s.migrate(ctx)
+	})
+	if err != nil {
 		db.Close()
 		return nil, err
 	}
@@ -85,6 +93,37 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		}
 	}
 	return s, nil
+}
+
+// lockedRetry is the pause between attempts to open a locked database.
+const lockedRetry = 100 * time.Millisecond
+
+// waitUnlocked runs fn until it does not fail for a lock another
+// connection holds, or ctx ends; it says once that it waits.
+func waitUnlocked(ctx context.Context, log *slog.Logger, fn func() error) error {
+	warned := false
+	for {
+		err := fn()
+		if !isLocked(err) {
+			return err
+		}
+		if !warned {
+			log.Warn("the database is locked by another omnibrain process; waiting for it", "err", err)
+			warned = true
+		}
+		if werr := wait.Sleep(ctx, lockedRetry); werr != nil {
+			return fmt.Errorf("store: waiting for the database lock: %w", err)
+		}
+	}
+}
+
+// isLocked reports whether err is SQLite's busy or locked.
+func isLocked(err error) bool {
+	var se sqlite3.Error
+	if errors.As(err, &se) {
+		return se.Code == sqlite3.ErrBusy || se.Code == sqlite3.ErrLocked
+	}
+	return false
 }
 
 // Close closes the database.
