@@ -486,7 +486,7 @@ func TestE2ERedraftWithModel(t *testing.T) {
 	const redraft = "Hi Alice,\n\nthe Q3 numbers are final.\n\nOwner"
 	model := fakellm.NewOpenAI(t)
 	model.Respond(func(r fakellm.Request) fakellm.Turn {
-		if strings.HasPrefix(r.System, "You rewrite a draft") {
+		if isRedraft(r) {
 			return fakellm.Turn{Text: "\n" + redraft + "\n"}
 		}
 		return fakellm.Turn{Text: "A quiet day."} // briefing narratives and the like
@@ -512,7 +512,7 @@ func TestE2ERedraftWithModel(t *testing.T) {
 	})
 	var asked *fakellm.Request
 	for _, r := range model.Requests() {
-		if strings.HasPrefix(r.System, "You rewrite a draft") {
+		if isRedraft(r) {
 			asked = &r
 		}
 	}
@@ -545,6 +545,11 @@ func TestE2ERedraftWithModel(t *testing.T) {
 	if n := e.sends(); n != 1 {
 		t.Errorf("%d sends", n)
 	}
+}
+
+// isRedraft tells the drafting prompt's redraft requests from the others.
+func isRedraft(r fakellm.Request) bool {
+	return strings.HasPrefix(r.System, "You draft") && len(r.Messages) > 0 && strings.HasPrefix(r.Messages[len(r.Messages)-1].Content, "Rewrite this draft")
 }
 
 // Without a model, Redraft says so plainly and changes nothing; /settings

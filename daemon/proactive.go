@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/omnibrain/omnibrain/api"
+	"github.com/omnibrain/omnibrain/drafting"
 	"github.com/omnibrain/omnibrain/executor"
 	"github.com/omnibrain/omnibrain/internal/supervise"
 	"github.com/omnibrain/omnibrain/proactive"
@@ -46,7 +47,7 @@ func (a *App) openProactive(ctx context.Context, b *api.Backends) error {
 	p := &a.proactive
 	p.triage, err = triage.New(triage.Options{
 		Store: a.store, OwnerName: cfg.Owner.Name, Owner: cfg.Owner.Emails, VIPs: cfg.Owner.VIPs, Location: cfg.Location,
-		Model: model, Drafter: triage.ModelDrafter{Model: model, OwnerName: cfg.Owner.Name},
+		Model: model, Drafter: drafting.Drafter{Model: model, OwnerName: cfg.Owner.Name},
 		Proposer: a.approval.gate, Notifier: a.approval.queue,
 		Log: log.With("part", "triage"), Health: a.health, Now: a.store.Now,
 	})

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/omnibrain/omnibrain/api"
-	"github.com/omnibrain/omnibrain/approval"
+	"github.com/omnibrain/omnibrain/drafting"
 	"github.com/omnibrain/omnibrain/health"
 	"github.com/omnibrain/omnibrain/internal/supervise"
 	"github.com/omnibrain/omnibrain/notify"
@@ -47,7 +47,7 @@ func (a *App) openTelegram(ctx context.Context, b *api.Backends) error {
 		opts.Chat = chatReplies{chat: b.Chat}
 	}
 	if a.llm != nil && a.llm.Available() {
-		opts.Drafter = approval.Redrafter{Model: a.llm, OwnerName: a.cfg.Owner.Name}
+		opts.Drafter = drafting.Drafter{Model: a.llm, OwnerName: a.cfg.Owner.Name}
 	}
 	if a.proactive.engine != nil {
 		opts.Briefer = briefingReplies{e: a.proactive.engine, st: a.store}

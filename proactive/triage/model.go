@@ -112,39 +112,3 @@ func applyVerdict(r *Result, m Mail, v *modelVerdict) {
 	r.Uncertain = false
 	r.Reason = r.summary(m)
 }
-
-// ModelDrafter drafts reply bodies with the router (task draft). Without a
-// model its calls fail with router.ErrNoModel and triage proposes its
-// templated acknowledgement instead.
-type ModelDrafter struct {
-	Model     Model
-	OwnerName string
-}
-
-const draftSystemPrompt = `You draft a short, polite reply to an email on behalf of its recipient%s. Write only the body of the reply: no subject, no quoted text. Do not promise anything the recipient has not said; if details are needed, say that the recipient will follow up.
-` + untrusted.Rule
-
-// DraftReply implements Drafter.
-func (d ModelDrafter) DraftReply(ctx context.Context, req DraftRequest) (string, error) {
-	if d.Model == nil {
-		return "", router.ErrNoModel
-	}
-	m := MailFromItem(req.Item)
-	who := ""
-	if d.OwnerName != "" {
-		who = " (" + d.OwnerName + ")"
-	}
-	resp, err := d.Model.Chat(ctx, router.Request{
-		Task: router.TaskDraft,
-		Messages: []router.Message{
-			{Role: router.RoleSystem, Content: fmt.Sprintf(draftSystemPrompt, who)},
-			{Role: router.RoleUser, Content: fmt.Sprintf("Why it needs an answer: %s\n\n%s", req.Reason,
-				untrusted.Wrap("email", fmt.Sprintf("From: %s <%s>\nSubject: %s\n\n%s", m.FromName, m.From, m.Subject, clip.Text(m.Body, maxModelBody))))},
-		},
-		MaxTokens: 400,
-	})
-	if err != nil {
-		return "", err
-	}
-	return strings.TrimSpace(resp.Content), nil
-}

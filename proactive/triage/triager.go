@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/omnibrain/omnibrain/approval"
+	"github.com/omnibrain/omnibrain/drafting"
 	"github.com/omnibrain/omnibrain/health"
 	"github.com/omnibrain/omnibrain/notify"
 	"github.com/omnibrain/omnibrain/proactive/schedule"
@@ -28,16 +29,10 @@ const HealthName = "proactive"
 // DefaultConsumer is triage's position in the item event log.
 const DefaultConsumer = "proactive.triage"
 
-// Drafter writes the body of a reply to a mail.
+// Drafter writes the body of a reply to a mail; why says why triage
+// thinks the owner should answer. *drafting.Drafter provides it.
 type Drafter interface {
-	DraftReply(ctx context.Context, req DraftRequest) (string, error)
-}
-
-// DraftRequest is what a drafter is asked.
-type DraftRequest struct {
-	Item     *store.Item
-	Reason   string    // why triage thinks the owner should answer
-	Deadline time.Time // zero if none
+	Reply(ctx context.Context, m drafting.Mail, why string) (string, error)
 }
 
 // Proposer turns a draft into a proposal awaiting the owner's approval.
@@ -437,7 +432,7 @@ func (t *Triager) proposeReply(ctx context.Context, it *store.Item, tr *store.Tr
 	reason := tr.Reason
 	body := ""
 	if t.o.Drafter != nil {
-		b, err := t.o.Drafter.DraftReply(ctx, DraftRequest{Item: it, Reason: tr.Reason, Deadline: tr.Deadline})
+		b, err := t.o.Drafter.Reply(ctx, drafting.Mail{FromName: m.FromName, From: m.From, Subject: m.Subject, Body: m.Body}, tr.Reason)
 		switch {
 		case err == nil && strings.TrimSpace(b) != "":
 			body = b
