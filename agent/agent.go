@@ -23,7 +23,6 @@ import (
 	"github.com/omnibrain/omnibrain/internal/untrusted"
 	"github.com/omnibrain/omnibrain/planner"
 	"github.com/omnibrain/omnibrain/router"
-	"github.com/omnibrain/omnibrain/store"
 )
 
 // Model is the model call the agent makes; *router.Router provides it.
@@ -368,7 +367,7 @@ func (a *Agent) loop(parent context.Context, st *runState, emit func(Event)) (*A
 		}
 		proposed, capped := a.runCalls(ctx, st, tools, resp.ToolCalls, emit)
 		if (proposed || st.Iteration%lim.CheckpointEvery == 0) && a.opts.Checkpoints != nil {
-			a.save(ctx, st, nil, store.RunRunning)
+			a.save(ctx, st, nil, RunRunning)
 		}
 		if capped {
 			return a.finish(ctx, st, emit, StopToolCap)
@@ -419,11 +418,11 @@ func (a *Agent) finish(ctx context.Context, st *runState, emit func(Event), stop
 		// end is final. A canceled context must not prevent the save.
 		switch {
 		case stop == StopCanceled && !st.Task.Interactive:
-			a.save(context.WithoutCancel(ctx), st, nil, store.RunRunning)
+			a.save(context.WithoutCancel(ctx), st, nil, RunRunning)
 		case stop == StopCanceled:
-			a.save(context.WithoutCancel(ctx), st, ans, store.RunAbandoned)
+			a.save(context.WithoutCancel(ctx), st, ans, RunAbandoned)
 		default:
-			a.save(context.WithoutCancel(ctx), st, ans, store.RunDone)
+			a.save(context.WithoutCancel(ctx), st, ans, RunDone)
 		}
 	}
 	emit(Event{Type: EventDone, Answer: ans})

@@ -7,13 +7,12 @@ import (
 	"fmt"
 
 	"github.com/omnibrain/omnibrain/graph"
-	"github.com/omnibrain/omnibrain/store"
 )
 
-// Checkpoints persists runs; *store.Store provides it.
+// Checkpoints persists runs; *Runs provides it.
 type Checkpoints interface {
-	SaveAgentRun(ctx context.Context, r *store.AgentRun) error
-	AgentRun(ctx context.Context, id string) (*store.AgentRun, error)
+	Save(ctx context.Context, c *Checkpoint) error
+	Get(ctx context.Context, id string) (*Checkpoint, error)
 }
 
 func (a *Agent) save(ctx context.Context, st *runState, ans *Answer, status string) {
@@ -28,7 +27,7 @@ func (a *Agent) saveRun(ctx context.Context, st *runState, ans *Answer, status s
 	if err != nil {
 		return fmt.Errorf("agent: checkpoint: %w", err)
 	}
-	r := &store.AgentRun{
+	r := &Checkpoint{
 		ID: st.ID, Session: st.Task.Session, Route: string(st.Task.Route), Objective: st.Task.Objective,
 		Status: status, Iteration: st.Iteration, State: state, Interactive: st.Task.Interactive,
 	}
@@ -37,7 +36,7 @@ func (a *Agent) saveRun(ctx context.Context, st *runState, ans *Answer, status s
 			return fmt.Errorf("agent: checkpoint: %w", err)
 		}
 	}
-	return a.opts.Checkpoints.SaveAgentRun(ctx, r)
+	return a.opts.Checkpoints.Save(ctx, r)
 }
 
 // Resume continues a checkpointed run that did not finish (the daemon
@@ -47,7 +46,7 @@ func (a *Agent) Resume(ctx context.Context, runID string, onEvent func(Event)) (
 	if a.opts.Checkpoints == nil {
 		return nil, errors.New("agent: resume: no checkpoint store")
 	}
-	r, err := a.opts.Checkpoints.AgentRun(ctx, runID)
+	r, err := a.opts.Checkpoints.Get(ctx, runID)
 	if err != nil {
 		return nil, fmt.Errorf("agent: resume %s: %w", runID, err)
 	}

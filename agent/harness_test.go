@@ -119,7 +119,7 @@ func newHarness(t testing.TB, o harnessOpts) *harness {
 	}
 	h.tools = tools
 	opts := Options{
-		Model: h.router, Tools: tools, Proposer: gate, Checkpoints: h.st,
+		Model: h.router, Tools: tools, Proposer: gate, Checkpoints: NewRuns(h.st),
 		Now: func() time.Time { return clock }, Location: time.UTC, RetryDelay: time.Millisecond,
 	}
 	if o.agent != nil {

@@ -584,11 +584,11 @@ func TestResumeAfterRestart(t *testing.T) {
 	if ans.Stop != StopCanceled {
 		t.Fatalf("first run stop = %s", ans.Stop)
 	}
-	saved, err := h.st.AgentRun(context.Background(), ans.RunID)
+	saved, err := NewRuns(h.st).Get(context.Background(), ans.RunID)
 	if err != nil || saved.Status != "running" || saved.Iteration < 2 {
 		t.Fatalf("checkpoint = %+v, %v", saved, err)
 	}
-	un, _ := h.st.UnfinishedAgentRuns(context.Background())
+	un, _ := NewRuns(h.st).Unfinished(context.Background())
 	if len(un) != 1 || un[0].ID != ans.RunID {
 		t.Fatalf("unfinished runs = %v", un)
 	}
@@ -596,7 +596,7 @@ func TestResumeAfterRestart(t *testing.T) {
 	// "restart": a new router, fake and agent over the same store
 	h2 := newHarness(t, harnessOpts{extra: []*Tool{counting}})
 	h2.st = h.st
-	h2.agent.opts.Checkpoints = h.st
+	h2.agent.opts.Checkpoints = NewRuns(h.st)
 	h2.model.respond(func(r llm.Request) llm.Turn {
 		all := ""
 		for _, m := range r.Messages {

@@ -25,6 +25,8 @@ type agentParts struct {
 	chat  *agent.Chat
 	// profile is what the agent knows about the owner.
 	profile *agent.ProfileBuilder
+	// runs are the agent's checkpoints.
+	runs *agent.Runs
 }
 
 // openAgent builds the agent's tools (the standard ones and the plugins'),
@@ -49,6 +51,7 @@ func (a *App) openAgent(ctx context.Context, b *api.Backends) error {
 	}
 
 	profile := a.profileBuilder()
+	runs := agent.NewRuns(a.store)
 	iterations := map[router.Task]int{}
 	for task, route := range a.cfg.LLM.Routes {
 		if route.MaxIterations > 0 {
@@ -56,7 +59,7 @@ func (a *App) openAgent(ctx context.Context, b *api.Backends) error {
 		}
 	}
 	ag, err := agent.New(agent.Options{
-		Model: a.llm, Tools: tools, Proposer: a.approval.gate, Checkpoints: a.store,
+		Model: a.llm, Tools: tools, Proposer: a.approval.gate, Checkpoints: runs,
 		Profile: profile, Log: a.log.With("component", "agent"), Now: a.store.Now, Location: loc,
 		TaskIterations: iterations,
 		// A run long enough to outgrow the context keeps what its dropped
@@ -76,7 +79,7 @@ func (a *App) openAgent(ctx context.Context, b *api.Backends) error {
 	if err != nil {
 		return fmt.Errorf("daemon: %w", err)
 	}
-	a.agent = agentParts{agent: ag, chat: chat, profile: profile}
+	a.agent = agentParts{agent: ag, chat: chat, profile: profile, runs: runs}
 	b.Chat = chat
 
 	if a.llm.Available() {
@@ -94,13 +97,13 @@ func (a *App) openAgent(ctx context.Context, b *api.Backends) error {
 // are abandoned (nobody waits for their answer any more). Then it waits
 // for shutdown, so resumed runs stop with the daemon and stay resumable.
 func (a *App) resumeRuns(ctx context.Context) error {
-	runs, err := a.store.UnfinishedAgentRuns(ctx)
+	runs, err := a.agent.runs.Unfinished(ctx)
 	if err != nil {
 		return err
 	}
 	for _, r := range runs {
 		if r.Interactive {
-			if err := a.store.SetAgentRunStatus(ctx, r.ID, store.RunAbandoned); err != nil {
+			if err := a.agent.runs.SetStatus(ctx, r.ID, agent.RunAbandoned); err != nil {
 				return err
 			}
 			continue
@@ -108,7 +111,7 @@ func (a *App) resumeRuns(ctx context.Context) error {
 		ans, err := a.agent.agent.Resume(ctx, r.ID, nil)
 		if err != nil {
 			a.log.Error("resuming an agent run failed", "run", r.ID, "err", err)
-			if serr := a.store.SetAgentRunStatus(ctx, r.ID, store.RunAbandoned); serr != nil {
+			if serr := a.agent.runs.SetStatus(ctx, r.ID, agent.RunAbandoned); serr != nil {
 				return errors.Join(err, serr)
 			}
 			continue

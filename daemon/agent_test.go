@@ -284,7 +284,7 @@ func TestChatPlansAClearRequest(t *testing.T) {
 	}
 
 	// The plan and the graph are saved with the run.
-	run, err := app.Store().AgentRun(ctx, ans.RunID)
+	run, err := app.agent.runs.Get(ctx, ans.RunID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -387,10 +387,10 @@ func TestRestartResumesBackgroundRuns(t *testing.T) {
 	}
 	// The chat's caller went away: the run is abandoned at once, not left
 	// "running" until the next restart.
-	if r, err := app.Store().AgentRun(context.Background(), interactive.RunID); err != nil || r.Status != store.RunAbandoned {
+	if r, err := app.agent.runs.Get(context.Background(), interactive.RunID); err != nil || r.Status != agent.RunAbandoned {
 		t.Fatalf("canceled chat run: %+v, %v", r, err)
 	}
-	if r, err := app.Store().AgentRun(context.Background(), bg.RunID); err != nil || r.Status != store.RunRunning {
+	if r, err := app.agent.runs.Get(context.Background(), bg.RunID); err != nil || r.Status != agent.RunRunning {
 		t.Fatalf("canceled background run: %+v, %v", r, err)
 	}
 	app.Close()
@@ -424,7 +424,7 @@ func TestRestartResumesBackgroundRuns(t *testing.T) {
 	}()
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		r, err := app.Store().AgentRun(context.Background(), bg.RunID)
+		r, err := app.agent.runs.Get(context.Background(), bg.RunID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -446,8 +446,8 @@ func TestRestartResumesBackgroundRuns(t *testing.T) {
 	if n := len(f.Requests()) - searches; n != 1 {
 		t.Fatalf("%d model requests after the restart, want the one that finishes the run", n)
 	}
-	r, err := app.Store().AgentRun(context.Background(), interactive.RunID)
-	if err != nil || r.Status != store.RunAbandoned {
+	r, err := app.agent.runs.Get(context.Background(), interactive.RunID)
+	if err != nil || r.Status != agent.RunAbandoned {
 		t.Fatalf("interrupted chat run: %+v, %v", r, err)
 	}
 }

@@ -3,54 +3,10 @@ package store
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"testing"
 	"time"
 )
-
-func TestAgentRunCheckpoints(t *testing.T) {
-	ctx := context.Background()
-	s := openTest(t)
-	r := &AgentRun{ID: "run_1", Session: "s1", Route: "chat", Objective: "find the budget", Status: "running", Iteration: 1, State: json.RawMessage(`{"iteration":1}`), Interactive: true}
-	if err := s.SaveAgentRun(ctx, r); err != nil {
-		t.Fatal(err)
-	}
-	r.Iteration, r.State = 2, json.RawMessage(`{"iteration":2}`)
-	if err := s.SaveAgentRun(ctx, r); err != nil {
-		t.Fatal(err)
-	}
-	other := &AgentRun{ID: "run_2", Status: "done", State: json.RawMessage(`{}`), Answer: json.RawMessage(`{"text":"hi"}`)}
-	if err := s.SaveAgentRun(ctx, other); err != nil {
-		t.Fatal(err)
-	}
-	got, err := s.AgentRun(ctx, "run_1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got.Iteration != 2 || string(got.State) != `{"iteration":2}` || got.Answer != nil || !got.Interactive || got.Objective != "find the budget" {
-		t.Fatalf("run = %+v", got)
-	}
-	un, err := s.UnfinishedAgentRuns(ctx)
-	if err != nil || len(un) != 1 || un[0].ID != "run_1" {
-		t.Fatalf("unfinished = %v, %v; want only run_1", un, err)
-	}
-	if err := s.SetAgentRunStatus(ctx, "run_1", "abandoned"); err != nil {
-		t.Fatal(err)
-	}
-	if un, _ := s.UnfinishedAgentRuns(ctx); len(un) != 0 {
-		t.Fatalf("abandoned run still unfinished: %v", un)
-	}
-	if _, err := s.AgentRun(ctx, "nope"); !errors.Is(err, ErrNotFound) {
-		t.Fatalf("missing run: %v", err)
-	}
-	if err := s.SetAgentRunStatus(ctx, "nope", "done"); !errors.Is(err, ErrNotFound) {
-		t.Fatalf("missing run status: %v", err)
-	}
-	if err := s.SaveAgentRun(ctx, &AgentRun{ID: "x"}); err == nil {
-		t.Fatal("a run without status and state was saved")
-	}
-}
 
 func TestChatSessions(t *testing.T) {
 	ctx := context.Background()

@@ -129,8 +129,8 @@ func isLocked(err error) bool {
 // Close closes the database.
 func (s *Store) Close() error { return s.db.Close() }
 
-// DB exposes the handle for the packages' own queries inside this package's
-// tests and benchmarks.
+// DB exposes the handle to the repositories of packages that own their
+// tables (the agent's runs), and to tests and benchmarks.
 func (s *Store) DB() *sql.DB { return s.db }
 
 // Path is the database file.
