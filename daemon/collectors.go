@@ -13,6 +13,7 @@ import (
 
 	"github.com/omnibrain/omnibrain/api"
 	"github.com/omnibrain/omnibrain/health"
+	"github.com/omnibrain/omnibrain/internal/retry"
 	"github.com/omnibrain/omnibrain/internal/supervise"
 	"github.com/omnibrain/omnibrain/internal/wait"
 	"github.com/omnibrain/omnibrain/notify"
@@ -187,11 +188,7 @@ func (r *collectorRegistry) nextWait(cs *collectorState, res passResult) time.Du
 		cs.pass.Lock()
 		n := cs.failures
 		cs.pass.Unlock()
-		for i := 1; i < n && wait < maxBackoff; i++ {
-			wait *= 2
-		}
-		wait = min(wait, maxBackoff)
-		wait = max(wait, res.retryAfter)
+		wait = max(retry.Policy{Initial: cs.Interval, Max: maxBackoff}.Wait(n), res.retryAfter)
 	}
 	return wait - wait/10 + r.jitter(wait/5)
 }

@@ -8,12 +8,12 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/cenkalti/backoff/v5"
+	"github.com/omnibrain/omnibrain/internal/retry"
 )
 
 // Ollama embeds through a local Ollama server (POST {base}/api/embed).
@@ -68,8 +68,7 @@ func (o *Ollama) Embed(ctx context.Context, texts []string) ([][]float32, error)
 	if err != nil {
 		return nil, fmt.Errorf("ollama embed: %w", err)
 	}
-	bo := backoff.NewExponentialBackOff()
-	bo.InitialInterval = o.retryBase
+	bo := retry.Policy{Initial: o.retryBase, Max: time.Minute, Jitter: 0.5}.Backoff()
 	vecs, err := backoff.Retry(ctx, func() ([][]float32, error) {
 		return o.post(ctx, body, len(texts))
 	}, backoff.WithBackOff(bo), backoff.WithMaxTries(uint(o.opts.MaxRetries)+1), backoff.WithMaxElapsedTime(0))
@@ -108,8 +107,9 @@ func (o *Ollama) post(ctx context.Context, body []byte, n int) ([][]float32, err
 		if !rerr.Temporary() {
 			return nil, backoff.Permanent(rerr)
 		}
-		if s, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && s > 0 {
-			return nil, backoff.RetryAfter(s)
+		if d, ok := retry.After(resp.Header.Get("Retry-After"), time.Now()); ok && d > 0 {
+			// Both: Retry waits d, and the last attempt's error says why.
+			return nil, fmt.Errorf("%w: %w", rerr, &backoff.RetryAfterError{Duration: d})
 		}
 		return nil, rerr
 	}

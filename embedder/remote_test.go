@@ -201,6 +201,18 @@ func TestOllamaEmbed(t *testing.T) {
 			}
 			ollamaOK(w, m, in)
 		}, "", 2},
+		{"Retry-After is waited out", func(n int32, w http.ResponseWriter, m string, in []string) {
+			if n == 1 {
+				w.Header().Set("Retry-After", "0.01")
+				ollamaError(w, http.StatusServiceUnavailable, "loading model")
+				return
+			}
+			ollamaOK(w, m, in)
+		}, "", 2},
+		{"429 with Retry-After forever keeps the reason", func(_ int32, w http.ResponseWriter, _ string, _ []string) {
+			w.Header().Set("Retry-After", "0.01")
+			ollamaError(w, http.StatusTooManyRequests, "server busy, please try again")
+		}, "HTTP 429: server busy", 3},
 		{"500 forever", func(_ int32, w http.ResponseWriter, _ string, _ []string) {
 			ollamaError(w, http.StatusInternalServerError, "llama runner process has terminated")
 		}, "llama runner process has terminated", 3},

@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
+	"github.com/omnibrain/omnibrain/internal/retry"
 	"github.com/omnibrain/omnibrain/internal/wait"
 	"golang.org/x/oauth2"
 	"google.golang.org/api/calendar/v3"
@@ -59,7 +59,8 @@ func NewHTTPClient(opts ClientOptions) *http.Client {
 	if opts.Timeout <= 0 {
 		opts.Timeout = 2 * time.Minute
 	}
-	var rt http.RoundTripper = &retryTransport{base: opts.Base, attempts: opts.Attempts, maxWait: opts.MaxWait, sleep: opts.Sleep, now: opts.Now}
+	var rt http.RoundTripper = &retryTransport{base: opts.Base, attempts: opts.Attempts, maxWait: opts.MaxWait,
+		policy: retry.Policy{Initial: time.Second, Max: opts.MaxWait}, sleep: opts.Sleep, now: opts.Now}
 	if opts.Auth != nil {
 		rt = &oauth2.Transport{Source: opts.Auth, Base: rt}
 	}
@@ -91,6 +92,7 @@ type retryTransport struct {
 	base     http.RoundTripper
 	attempts int
 	maxWait  time.Duration
+	policy   retry.Policy // waits when Google does not say
 	sleep    func(context.Context, time.Duration) error
 	now      func() time.Time
 }
@@ -107,10 +109,10 @@ func (t *retryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		var wait time.Duration
 		switch {
 		case err != nil:
-			wait = time.Duration(attempt) * time.Second
+			wait = t.policy.Wait(attempt)
 		case resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500:
-			wait = time.Duration(attempt) * time.Second
-			if d, ok := retryAfter(resp.Header.Get("Retry-After"), t.now()); ok {
+			wait = t.policy.Wait(attempt)
+			if d, ok := retry.After(resp.Header.Get("Retry-After"), t.now()); ok {
 				wait = d
 			}
 			if wait > t.maxWait {
@@ -125,21 +127,6 @@ func (t *retryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 			return nil, err
 		}
 	}
-}
-
-// retryAfter parses Retry-After: seconds or an HTTP date.
-func retryAfter(v string, now time.Time) (time.Duration, bool) {
-	v = strings.TrimSpace(v)
-	if v == "" {
-		return 0, false
-	}
-	if secs, err := strconv.Atoi(v); err == nil && secs >= 0 {
-		return time.Duration(secs) * time.Second, true
-	}
-	if t, err := http.ParseTime(v); err == nil {
-		return max(t.Sub(now), 0), true
-	}
-	return 0, false
 }
 
 // RetryError is a 429 or 5xx answer after the in-request retries: the
@@ -167,7 +154,7 @@ func Classify(err error, now time.Time) error {
 		return err
 	}
 	re := &RetryError{Status: ge.Code, Err: err}
-	if d, ok := retryAfter(ge.Header.Get("Retry-After"), now); ok {
+	if d, ok := retry.After(ge.Header.Get("Retry-After"), now); ok {
 		re.Wait = d
 	}
 	return re

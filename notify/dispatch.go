@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/omnibrain/omnibrain/health"
+	"github.com/omnibrain/omnibrain/internal/retry"
 	"github.com/omnibrain/omnibrain/store"
 )
 
@@ -131,7 +132,7 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 	} else if n > 0 {
 		d.o.Log.Warn("notifications interrupted mid-send are queued again; the owner may see them twice", "count", n)
 	}
-	var backoff time.Duration
+	unreachable := retry.Policy{Initial: time.Second, Max: d.o.MaxBackoff}.Backoff()
 	for {
 		wait, err := d.Pass(ctx)
 		switch {
@@ -141,13 +142,12 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 			var ra *RetryAfterError
 			if errors.As(err, &ra) {
 				wait = ra.After
-				backoff = 0
+				unreachable.Reset()
 			} else {
-				backoff = min(max(2*backoff, time.Second), d.o.MaxBackoff)
-				wait = backoff
+				wait = unreachable.NextBackOff()
 			}
 		default:
-			backoff = 0
+			unreachable.Reset()
 		}
 		var ra *RetryAfterError
 		patient := err != nil && !(errors.As(err, &ra) && !ra.RateLimit)

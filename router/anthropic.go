@@ -9,9 +9,11 @@ import (
 	"net/http"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/anthropics/anthropic-sdk-go"
 	"github.com/anthropics/anthropic-sdk-go/option"
+	"github.com/omnibrain/omnibrain/internal/retry"
 )
 
 // defaultAnthropicMaxTokens is sent when a request sets none: the messages
@@ -264,7 +266,7 @@ func anthropicError(err error) error {
 		pe.Retryable = retryableStatus(apiErr.StatusCode)
 	}
 	if apiErr.Response != nil && apiErr.StatusCode != http.StatusOK {
-		pe.RetryAfter = retryAfter(apiErr.Response.Header)
+		pe.RetryAfter, _ = retry.FromHeader(apiErr.Response.Header, time.Now())
 	}
 	return pe
 }

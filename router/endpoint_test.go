@@ -1,7 +1,6 @@
 package router
 
 import (
-	"net/http"
 	"strings"
 	"testing"
 )
@@ -33,21 +32,4 @@ func TestIsLoopbackURL(t *testing.T) {
 			t.Errorf("IsLoopbackURL(%q) = %v, want %v", url, got, want)
 		}
 	}
-}
-
-// Retry-After comes from outside: whatever it says, the wait is a sane
-// non-negative duration and nothing panics.
-func FuzzRetryAfter(f *testing.F) {
-	for _, s := range []string{"2", "0.5", "-3", "", "Wed, 21 Oct 2015 07:28:00 GMT", "1e309", "NaN", "Inf", "9999999999999"} {
-		f.Add(s, "")
-		f.Add("", s)
-	}
-	f.Fuzz(func(t *testing.T, seconds, millis string) {
-		h := http.Header{}
-		h.Set("Retry-After", seconds)
-		h.Set("Retry-After-Ms", millis)
-		if d := retryAfter(h); d < 0 {
-			t.Fatalf("retryAfter(%q, %q) = %v", seconds, millis, d)
-		}
-	})
 }

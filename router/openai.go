@@ -9,7 +9,9 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
+	"github.com/omnibrain/omnibrain/internal/retry"
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/packages/ssestream"
@@ -220,7 +222,7 @@ func openaiError(err error) error {
 			Err:       err,
 		}
 		if apiErr.Response != nil {
-			pe.RetryAfter = retryAfter(apiErr.Response.Header)
+			pe.RetryAfter, _ = retry.FromHeader(apiErr.Response.Header, time.Now())
 		}
 		return pe
 	}

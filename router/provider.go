@@ -7,11 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"net"
 	"net/http"
 	"net/url"
-	"strconv"
 	"syscall"
 	"time"
 )
@@ -54,39 +52,6 @@ func retryableStatus(code int) bool {
 		return true
 	}
 	return code >= 500
-}
-
-// retryAfter reads retry-after-ms (OpenAI) or Retry-After (seconds or an
-// HTTP date), capped at a day: the router fails over long before that.
-func retryAfter(h http.Header) time.Duration {
-	const most = 24 * time.Hour
-	seconds := func(f float64) time.Duration {
-		if math.IsNaN(f) || f <= 0 {
-			return 0
-		}
-		if f >= most.Seconds() {
-			return most
-		}
-		return time.Duration(f * float64(time.Second))
-	}
-	if v := h.Get("Retry-After-Ms"); v != "" {
-		if f, err := strconv.ParseFloat(v, 64); err == nil {
-			if d := seconds(f / 1000); d > 0 {
-				return d
-			}
-		}
-	}
-	v := h.Get("Retry-After")
-	if v == "" {
-		return 0
-	}
-	if f, err := strconv.ParseFloat(v, 64); err == nil {
-		return seconds(f)
-	}
-	if t, err := http.ParseTime(v); err == nil {
-		return min(max(time.Until(t), 0), most)
-	}
-	return 0
 }
 
 // asProviderError makes every attempt error a *ProviderError: API errors

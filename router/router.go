@@ -11,9 +11,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/cenkalti/backoff/v5"
-
 	"github.com/omnibrain/omnibrain/config"
+	"github.com/omnibrain/omnibrain/internal/retry"
 	"github.com/omnibrain/omnibrain/internal/wait"
 	"github.com/omnibrain/omnibrain/notify"
 	"github.com/omnibrain/omnibrain/store"
@@ -308,8 +307,7 @@ func (r *Router) candidates(task, within Task) ([]*endpoint, error) {
 
 // tryProvider makes up to Retry.Attempts attempts at one provider.
 func (r *Router) tryProvider(ctx context.Context, ep *endpoint, req Request, onDelta func(Delta), emitted *bool) (*Response, error) {
-	b := &backoff.ExponentialBackOff{InitialInterval: r.retry.Initial, RandomizationFactor: 0.5, Multiplier: 2, MaxInterval: r.retry.Max}
-	b.Reset()
+	b := retry.Policy{Initial: r.retry.Initial, Max: r.retry.Max, Jitter: 0.5}.Backoff()
 	for attempt := 1; ; attempt++ {
 		resp, err := r.attempt(ctx, ep, req, onDelta, emitted, attempt)
 		if err == nil {

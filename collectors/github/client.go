@@ -16,6 +16,7 @@ import (
 	"time"
 
 	gh "github.com/google/go-github/v62/github"
+	"github.com/omnibrain/omnibrain/internal/retry"
 )
 
 // NewClient returns a go-github client for apiURL, the bare API root
@@ -46,10 +47,12 @@ func NewClient(apiURL, token string, hc *http.Client) (*gh.Client, error) {
 
 // retryPolicy says how requests are retried.
 type retryPolicy struct {
-	attempts int           // tries per request on 5xx, 429, secondary limits and network errors
-	base     time.Duration // first backoff; doubles per attempt
-	maxWait  time.Duration // cap for one backoff without Retry-After
+	attempts int          // tries per request on 5xx, 429, secondary limits and network errors
+	backoff  retry.Policy // waits without Retry-After
 }
+
+// wait is the backoff after the failed attempt (from 0).
+func (p retryPolicy) wait(attempt int) time.Duration { return p.backoff.Wait(attempt + 1) }
 
 // waitKind is why a request waits.
 type waitKind int
@@ -62,7 +65,7 @@ const (
 // classify decides what to do with a failed request: how long to wait and
 // why, or that the error is final.
 func classify(resp *gh.Response, err error, now time.Time, attempt int, p retryPolicy) (time.Duration, waitKind, bool) {
-	backoff := func() time.Duration { return min(p.base<<attempt, p.maxWait) }
+	backoff := func() time.Duration { return p.wait(attempt) }
 
 	var rle *gh.RateLimitError
 	if errors.As(err, &rle) {
@@ -90,7 +93,7 @@ func classify(resp *gh.Response, err error, now time.Time, attempt int, p retryP
 		}
 	}
 	if status == http.StatusTooManyRequests || status >= 500 {
-		if d, ok := retryAfter(resp.Header.Get("Retry-After"), now); ok {
+		if d, ok := retry.After(resp.Header.Get("Retry-After"), now); ok {
 			return d, waitBackoff, true
 		}
 		if status == http.StatusTooManyRequests {
@@ -105,20 +108,6 @@ func classify(resp *gh.Response, err error, now time.Time, attempt int, p retryP
 // for clock skew; never negative.
 func untilReset(reset, now time.Time) time.Duration {
 	return max(reset.Sub(now)+time.Second, time.Second)
-}
-
-// retryAfter parses Retry-After: seconds or an HTTP date.
-func retryAfter(v string, now time.Time) (time.Duration, bool) {
-	if v == "" {
-		return 0, false
-	}
-	if secs, err := strconv.Atoi(strings.TrimSpace(v)); err == nil && secs >= 0 {
-		return time.Duration(secs) * time.Second, true
-	}
-	if t, err := http.ParseTime(v); err == nil {
-		return max(t.Sub(now), 0), true
-	}
-	return 0, false
 }
 
 // RetryLaterError is a request that kept failing with 429, a secondary

@@ -17,6 +17,7 @@ import (
 	gh "github.com/google/go-github/v62/github"
 
 	"github.com/omnibrain/omnibrain/health"
+	"github.com/omnibrain/omnibrain/internal/retry"
 	"github.com/omnibrain/omnibrain/internal/wait"
 	"github.com/omnibrain/omnibrain/store"
 )
@@ -123,7 +124,7 @@ func New(opts Options) (*Collector, error) {
 		now:      opts.Now,
 		sleep:    opts.Sleep,
 		maxPages: opts.MaxPages,
-		retry:    retryPolicy{attempts: opts.Attempts, base: time.Second, maxWait: 2 * time.Minute},
+		retry:    retryPolicy{attempts: opts.Attempts, backoff: retry.Policy{Initial: time.Second, Max: 2 * time.Minute}},
 		timeout:  opts.RequestTimeout,
 		cache:    map[string]cacheEntry{},
 	}, nil
@@ -654,7 +655,7 @@ func (c *Collector) get(ctx context.Context, u string, hdr http.Header, v any) (
 		}
 		wait, kind, retry := classify(resp, err, c.now(), attempt, c.retry)
 		if timedOut {
-			wait, kind, retry = min(c.retry.base<<attempt, c.retry.maxWait), waitBackoff, true
+			wait, kind, retry = c.retry.wait(attempt), waitBackoff, true
 			err = fmt.Errorf("no answer within %v: %w", c.timeout, err)
 		}
 		switch {
