@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/omnibrain/omnibrain/embedder"
+	"github.com/omnibrain/omnibrain/internal/retry"
 )
 
 // metaEmbedder records which embedder made the stored vectors.
@@ -156,7 +157,7 @@ func (v *Vectors) Run(ctx context.Context) error {
 	if err := v.prepare(ctx); err != nil {
 		return err
 	}
-	backoff := time.Second
+	failing := retry.Policy{Initial: time.Second, Max: 5 * time.Minute}.Backoff()
 	for {
 		n, err := v.IndexPending(ctx)
 		var wait time.Duration
@@ -164,15 +165,14 @@ func (v *Vectors) Run(ctx context.Context) error {
 		case ctx.Err() != nil:
 			return nil
 		case err != nil:
-			v.log.Warn("embedding failed; items stay queued", "err", err, "retry_in", backoff)
+			wait = failing.NextBackOff()
+			v.log.Warn("embedding failed; items stay queued", "err", err, "retry_in", wait)
 			v.setStatus(func(s *VectorStatus) { s.State, s.LastError = VectorsFailing, err })
-			wait = backoff
-			backoff = min(backoff*2, 5*time.Minute)
 		case n > 0:
-			backoff = time.Second
+			failing.Reset()
 			continue
 		default:
-			backoff = time.Second
+			failing.Reset()
 			wait = v.opts.Poll
 			if err := v.maybeRebuild(ctx); err != nil {
 				return err

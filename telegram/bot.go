@@ -24,6 +24,8 @@ import (
 
 	"github.com/omnibrain/omnibrain/approval"
 	"github.com/omnibrain/omnibrain/health"
+	"github.com/omnibrain/omnibrain/internal/retry"
+	"github.com/omnibrain/omnibrain/internal/wait"
 	"github.com/omnibrain/omnibrain/notify"
 	"github.com/omnibrain/omnibrain/store"
 )
@@ -239,7 +241,7 @@ func (b *Bot) Run(ctx context.Context) error {
 // hello calls getMe (is the token good?) and setMyCommands, waiting with
 // backoff while Telegram is unreachable.
 func (b *Bot) hello(ctx context.Context) error {
-	wait := time.Second
+	unreachable := retry.Policy{Initial: time.Second, Max: time.Minute}.Backoff()
 	for {
 		_, err := b.tg.GetMe(ctx)
 		if err == nil {
@@ -254,12 +256,9 @@ func (b *Bot) hello(ctx context.Context) error {
 			return err
 		}
 		b.o.Health.Degrade(HealthName, redactToken(err, b.o.Token))
-		select {
-		case <-ctx.Done():
+		if wait.Sleep(ctx, unreachable.NextBackOff()) != nil {
 			return nil
-		case <-time.After(wait):
 		}
-		wait = min(2*wait, time.Minute)
 	}
 	if _, err := b.call(ctx, func(ctx context.Context) (any, error) {
 		return b.tg.SetMyCommands(ctx, &tgbot.SetMyCommandsParams{Commands: commands})
