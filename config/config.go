@@ -12,12 +12,14 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"regexp"
+	"sort"
 	"strings"
 	"time"
 
 	"github.com/robfig/cron/v3"
 	"gopkg.in/yaml.v3"
+
+	"github.com/omnibrain/omnibrain/internal/suggest"
 )
 
 // FileName is the configuration file inside the home directory.
@@ -47,6 +49,9 @@ type Config struct {
 	// origin names the variable or flag that set a key, so an error about
 	// a value that is not in config.yaml does not send the owner there.
 	origin map[string]string
+	// layout is where each key stands in config.yaml, for errors that
+	// name the line.
+	layout *layout
 }
 
 // envKeys maps the variables whose values Validate checks to their keys.
@@ -278,62 +283,65 @@ func EnsureHome(home string) error {
 }
 
 // Load reads HOME/config.yaml (if present), applies the environment and the
-// flags, resolves secret files and validates the result.
+// flags, resolves secret files and validates the result. Every problem is
+// reported at once, in an *Error, with its line in the file.
 func Load(home string, getenv func(string) string, flags Flags) (*Config, error) {
 	cfg := Default(home)
-	if err := cfg.readFile(filepath.Join(home, FileName)); err != nil {
+	path := filepath.Join(home, FileName)
+	problems, err := cfg.readFile(path)
+	if err != nil {
 		return nil, err
 	}
 	cfg.applyEnv(getenv)
 	cfg.applyFlags(flags)
-	if err := cfg.resolveSecrets(); err != nil {
-		return nil, err
-	}
-	if err := cfg.Validate(); err != nil {
+	problems = append(problems, cfg.resolveSecrets()...)
+	problems = append(problems, cfg.problems()...)
+	if err := newError(path, problems); err != nil {
 		return nil, err
 	}
 	return cfg, nil
 }
 
-func (c *Config) readFile(path string) error {
+// readFile decodes config.yaml into c. A file that cannot be read or
+// parsed is an error; values of the wrong type and unknown keys are
+// problems, and the rest of the file is still read and checked.
+func (c *Config) readFile(path string) ([]Problem, error) {
 	b, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil
+		return nil, nil
 	}
 	if err != nil {
-		return fmt.Errorf("read config: %w", err)
+		return nil, fmt.Errorf("read config: %w", err)
 	}
 	if len(bytes.TrimSpace(b)) == 0 {
-		return nil
+		return nil, nil
 	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(b, &doc); err != nil {
+		return nil, newError(path, []Problem{syntaxProblem(b, err)})
+	}
+	c.layout = newLayout(&doc)
+	var problems []Problem
 	dec := yaml.NewDecoder(bytes.NewReader(b))
 	dec.KnownFields(true)
 	if err := dec.Decode(c); err != nil {
 		var te *yaml.TypeError
-		if errors.As(err, &te) {
-			// yaml.v3 names Go types; say it in the file's terms.
-			lines := make([]string, len(te.Errors))
-			for i, e := range te.Errors {
-				lines[i] = "  " + unknownField.ReplaceAllString(e, `unknown key "$1"`)
-			}
-			return fmt.Errorf("%s:\n%s", path, strings.Join(lines, "\n"))
+		if !errors.As(err, &te) {
+			return nil, newError(path, []Problem{syntaxProblem(b, err)})
 		}
-		return fmt.Errorf("%s: %s", path, strings.TrimPrefix(err.Error(), "yaml: "))
+		problems = c.layout.typeProblems(te)
 	}
 	if c.hasInlineSecret() {
 		fi, err := os.Stat(path)
 		if err != nil {
-			return fmt.Errorf("read config: %w", err)
+			return nil, fmt.Errorf("read config: %w", err)
 		}
 		if err := CheckPrivate(path, fi.Mode()); err != nil {
-			return err
+			problems = append(problems, Problem{Text: err.Error()})
 		}
 	}
-	return nil
+	return problems, nil
 }
-
-// unknownField matches yaml.v3's report of a key with no field.
-var unknownField = regexp.MustCompile(`field (\S+) not found in type \S+`)
 
 func (c *Config) hasInlineSecret() bool {
 	if c.Telegram.Token.IsSet() || c.Google.ClientSecret.IsSet() || c.GitHub.Token.IsSet() ||
@@ -376,6 +384,7 @@ func (c *Config) applyEnv(getenv func(string) string) {
 		} else {
 			c.Telegram.OwnerID = -1 // rejected by Validate with the variable's name
 		}
+		c.setBy("telegram.owner_id", "OMNIBRAIN_TELEGRAM_OWNER_ID")
 	}
 
 	set("OMNIBRAIN_GOOGLE_API_URL", &c.Google.APIURL)
@@ -413,42 +422,33 @@ func (c *Config) applyFlags(f Flags) {
 	}
 }
 
-func (c *Config) resolveSecrets() error {
-	read := func(file string, dst *Secret, what string) error {
+func (c *Config) resolveSecrets() []Problem {
+	var problems []Problem
+	read := func(file string, dst *Secret, key string) {
 		if file == "" || dst.IsSet() {
-			return nil
+			return
 		}
-		s, err := ReadSecretFile(c.path(file))
+		sec, err := ReadSecretFile(c.path(file))
 		if err != nil {
-			return fmt.Errorf("%s: %w", what, err)
+			problems = append(problems, c.problem(key, "%s: %v", key, err))
+			return
 		}
-		*dst = s
-		return nil
+		*dst = sec
 	}
-	if err := read(c.Telegram.TokenFile, &c.Telegram.Token, "telegram.token_file"); err != nil {
-		return err
-	}
+	read(c.Telegram.TokenFile, &c.Telegram.Token, "telegram.token_file")
 	if c.GitHub.TokenFile == "" && !c.GitHub.Token.IsSet() {
 		if _, err := os.Stat(c.Path(GitHubTokenFile)); err == nil {
 			c.GitHub.TokenFile = GitHubTokenFile
 		}
 	}
-	if err := read(c.GitHub.TokenFile, &c.GitHub.Token, "github.token_file"); err != nil {
-		return err
-	}
-	if err := read(c.LLM.APIKeyFile, &c.LLM.APIKey, "llm.api_key_file"); err != nil {
-		return err
-	}
-	if err := read(c.Embedder.APIKeyFile, &c.Embedder.APIKey, "embedder.api_key_file"); err != nil {
-		return err
-	}
+	read(c.GitHub.TokenFile, &c.GitHub.Token, "github.token_file")
+	read(c.LLM.APIKeyFile, &c.LLM.APIKey, "llm.api_key_file")
+	read(c.Embedder.APIKeyFile, &c.Embedder.APIKey, "embedder.api_key_file")
 	for i := range c.LLM.Providers {
 		p := &c.LLM.Providers[i]
-		if err := read(p.APIKeyFile, &p.APIKey, "llm.providers["+p.Name+"].api_key_file"); err != nil {
-			return err
-		}
+		read(p.APIKeyFile, &p.APIKey, fmt.Sprintf("llm.providers[%d].api_key_file", i))
 	}
-	return nil
+	return problems
 }
 
 // path resolves a path relative to the home directory.
@@ -461,27 +461,42 @@ func (c *Config) path(p string) string {
 
 // Validate checks every field and loads the timezone.
 func (c *Config) Validate() error {
-	var errs []error
-	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	return newError(c.Path(FileName), c.problems())
+}
+
+// problem is a problem with the value at key, on the key's line when
+// the value came from the file.
+func (c *Config) problem(key, format string, args ...any) Problem {
+	p := Problem{Text: fmt.Sprintf(format, args...)}
+	if c.origin[key] == "" {
+		p.Line = c.layout.line(key)
+	}
+	return p
+}
+
+// problems checks every field and loads the timezone.
+func (c *Config) problems() []Problem {
+	var out []Problem
+	bad := func(key, format string, args ...any) { out = append(out, c.problem(key, format, args...)) }
 
 	loc, err := loadLocation(c.Timezone)
 	if err != nil {
-		bad("%s %q: %v (use an IANA name such as Europe/Berlin)", c.keyName("timezone"), c.Timezone, err)
+		bad("timezone", "%s %q: %v (use an IANA name such as Europe/Berlin)", c.keyName("timezone"), c.Timezone, err)
 	} else {
 		c.Location = loc
 	}
 	switch c.LogLevel {
 	case "debug", "info", "warn", "error":
 	default:
-		bad("%s %q: want debug, info, warn or error", c.keyName("log_level"), c.LogLevel)
+		bad("log_level", "%s %q: want debug, info, warn or error%s", c.keyName("log_level"), c.LogLevel, didYouMean(c.LogLevel, []string{"debug", "info", "warn", "error"}))
 	}
 	if c.API.Listen != "" {
 		if err := checkLoopbackAddr(c.API.Listen); err != nil {
-			bad("%s: %v", c.keyName("api.listen"), err)
+			bad("api.listen", "%s: %v", c.keyName("api.listen"), err)
 		}
 	}
 	if c.Telegram.OwnerID < 0 {
-		bad("telegram owner id (OMNIBRAIN_TELEGRAM_OWNER_ID): want a positive Telegram user id")
+		bad("telegram.owner_id", "%s: want a positive Telegram user id", c.keyName("telegram.owner_id"))
 	}
 	for name, u := range map[string]string{
 		"telegram.api_url":  c.Telegram.APIURL,
@@ -496,56 +511,57 @@ func (c *Config) Validate() error {
 			continue
 		}
 		if err := checkURL(u); err != nil {
-			bad("%s: %v", c.keyName(name), err)
+			bad(name, "%s: %v", c.keyName(name), err)
 		}
 	}
 	switch c.LLM.Provider {
 	case "", "openai", "anthropic", "ollama", "none":
 	default:
-		bad("%s %q: want openai, anthropic, ollama or none", c.keyName("llm.provider"), c.LLM.Provider)
+		bad("llm.provider", "%s %q: want openai, anthropic, ollama or none%s", c.keyName("llm.provider"), c.LLM.Provider, didYouMean(c.LLM.Provider, []string{"openai", "anthropic", "ollama", "none"}))
 	}
 	names := map[string]bool{"default": true}
-	for _, p := range c.LLM.Providers {
+	for i, p := range c.LLM.Providers {
+		key := fmt.Sprintf("llm.providers[%d]", i)
 		if p.Name == "" || names[p.Name] {
-			bad("llm.providers: every provider needs a unique name (got %q)", p.Name)
+			bad(key+".name", "llm.providers: every provider needs a unique name (got %q)", p.Name)
 		}
 		names[p.Name] = true
 		switch p.Type {
 		case "openai", "anthropic", "ollama":
 		default:
-			bad("llm.providers[%s].type %q: want openai, anthropic or ollama", p.Name, p.Type)
+			bad(key+".type", "llm.providers[%s].type %q: want openai, anthropic or ollama", p.Name, p.Type)
 		}
 	}
 	for task, r := range c.LLM.Routes {
 		for _, p := range r.Providers {
 			if !names[p] {
-				bad("llm.routes.%s: unknown provider %q", task, p)
+				bad("llm.routes."+task+".providers", "llm.routes.%s: unknown provider %q%s", task, p, didYouMean(p, mapKeys(names)))
 			}
 		}
 		if r.Privacy != "" && r.Privacy != "local" {
-			bad("llm.routes.%s.privacy %q: want local or nothing", task, r.Privacy)
+			bad("llm.routes."+task+".privacy", "llm.routes.%s.privacy %q: want local or nothing", task, r.Privacy)
 		}
 	}
 	if c.LLM.DailyBudgetUSD < 0 {
-		bad("llm.daily_budget_usd must not be negative")
+		bad("llm.daily_budget_usd", "llm.daily_budget_usd must not be negative")
 	}
 	if c.LLM.HardLimitUSD < 0 {
-		bad("llm.hard_limit_usd must not be negative")
+		bad("llm.hard_limit_usd", "llm.hard_limit_usd must not be negative")
 	}
 	if c.LLM.Timeout <= 0 {
-		bad("llm.timeout must be positive")
+		bad("llm.timeout", "llm.timeout must be positive")
 	}
 	switch c.Embedder.Provider {
 	case "builtin", "openai", "ollama":
 	default:
-		bad("%s %q: want builtin, openai or ollama", c.keyName("embedder.provider"), c.Embedder.Provider)
+		bad("embedder.provider", "%s %q: want builtin, openai or ollama%s", c.keyName("embedder.provider"), c.Embedder.Provider, didYouMean(c.Embedder.Provider, []string{"builtin", "openai", "ollama"}))
 	}
 	if c.Approval.Expiry <= 0 {
-		bad("approval.expiry must be positive")
+		bad("approval.expiry", "approval.expiry must be positive")
 	}
 	for name, d := range map[string]time.Duration{"schedule.mail": c.Schedule.Mail, "schedule.calendar": c.Schedule.Calendar, "schedule.github": c.Schedule.GitHub} {
 		if d < 10*time.Second {
-			bad("%s: %v is too short (at least 10s)", name, d)
+			bad(name, "%s: %v is too short (at least 10s)", name, d)
 		}
 	}
 	parser := cron.NewParser(cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow | cron.Descriptor)
@@ -554,7 +570,7 @@ func (c *Config) Validate() error {
 		"schedule.evening_briefing": c.Schedule.EveningBriefing, "schedule.weekly_review": c.Schedule.WeeklyReview,
 	} {
 		if _, err := parser.Parse(spec); err != nil {
-			bad("%s %q: %v", name, spec, err)
+			bad(name, "%s %q: %v (want 5 fields: minute hour day-of-month month day-of-week, e.g. \"0 7 * * *\" for 07:00 every day)", name, spec, err)
 		}
 	}
 	for name, v := range map[string]string{"notifications.quiet_start": c.Notifications.QuietStart, "notifications.quiet_end": c.Notifications.QuietEnd} {
@@ -562,10 +578,27 @@ func (c *Config) Validate() error {
 			continue
 		}
 		if _, err := time.Parse("15:04", v); err != nil {
-			bad("%s %q: want HH:MM", name, v)
+			bad(name, "%s %q: want HH:MM, e.g. 22:30", name, v)
 		}
 	}
-	return errors.Join(errs...)
+	return out
+}
+
+// didYouMean is a hint naming the candidate word most likely meant, or "".
+func didYouMean(word string, candidates []string) string {
+	if s := suggest.Closest(word, candidates); s != "" {
+		return fmt.Sprintf(" (did you mean %q?)", s)
+	}
+	return ""
+}
+
+func mapKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }
 
 // loadLocation loads an IANA zone; empty means the system zone.

@@ -3,6 +3,7 @@ package config
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -84,7 +85,17 @@ func TestFileErrorsNameTheLine(t *testing.T) {
 	}{
 		{"unknown key", "timezone: UTC\ntelegram:\n  tokn: x\n", `line 3: unknown key "tokn"`},
 		{"two unknown keys", "bogus: 1\ntimezone: UTC\nschedule:\n  mial: 5m\n", "line 1: unknown key \"bogus\"\n  line 4: unknown key \"mial\""},
-		{"wrong type", "approval:\n  expiry: soon\n", "line 2: cannot unmarshal"},
+		{"wrong type", "approval:\n  expiry: soon\n", `line 2: approval.expiry must be a duration such as 30s, 5m or 24h (it is "soon")`},
+		{"a list wanted", "owner:\n  emails: ada@example.com\n", "line 2: owner.emails must be a list, e.g. [ada@example.com]"},
+		{"a list in a block", "owner:\n  emails:\n    name: x\n", "line 3: owner.emails must be a list"},
+		{"a number wanted", "notifications:\n  daily_budget: lots\n", `line 2: notifications.daily_budget must be a whole number (it is "lots")`},
+		{"a section wanted", "telegram: yes\n", "line 1: telegram must be a section"},
+		{"a route's providers", "llm:\n  routes:\n    chat:\n      providers: default\n", "line 4: llm.routes.chat.providers must be a list, e.g. [default]"},
+		{"unknown key suggested", "timezone: UTC\ntelegram:\n  tokn: x\n", `line 3: unknown key "tokn" (did you mean "token"?)`},
+		{"unclosed list", "a: 1\nb: 2\ntimezone: [UTC\nlog_level: info\n", "line 3: did not find expected ',' or ']'"},
+		{"tab on its line", "timezone: UTC\nschedule:\n\tmail: 5m\n", "line 3: a tab in the indentation: YAML indents with spaces only"},
+		{"bad indentation", "timezone: UTC\nschedule:\n  mail: 5m\n calendar: 5m\n", "line 4: did not find expected key"},
+		{"stray list entry", "timezone: UTC\n- mail\n", "line 2:"},
 		{"duplicate key", "timezone: UTC\ntimezone: UTC\n", "line 2"},
 		{"tab indentation", "schedule:\n\tmail: 5m\n", "line 2"},
 		{"binary garbage", "\x00\x01\xfe\xff", "control characters"},
@@ -99,6 +110,54 @@ func TestFileErrorsNameTheLine(t *testing.T) {
 				t.Fatalf("err = %v, want it to name %s and %q", err, FileName, tc.want)
 			}
 		})
+	}
+}
+
+// Bad values carry the line of their key, type errors and value errors
+// come together in one report, ordered by line.
+func TestEveryProblemAtOnceWithItsLine(t *testing.T) {
+	home := t.TempDir()
+	writeConfig(t, home, `timezone: Mars/Olympus
+log_level: degub
+owner:
+  emails: ada@example.com
+api:
+  listen: 0.0.0.0:7423
+schedule:
+  mial: 5m
+  morning_briefing: "every morning"
+notifications:
+  quiet_start: "25:99"
+`, 0o600)
+	_, err := Load(home, envFrom(nil), Flags{})
+	var ce *Error
+	if !errors.As(err, &ce) {
+		t.Fatalf("err = %v (%T), want *Error", err, err)
+	}
+	want := []string{
+		`line 1: timezone "Mars/Olympus"`,
+		`line 2: log_level "degub": want debug, info, warn or error (did you mean "debug"?)`,
+		`line 4: owner.emails must be a list, e.g. [ada@example.com]`,
+		`line 6: api.listen: "0.0.0.0:7423"`,
+		`line 8: unknown key "mial" (did you mean "mail"?)`,
+		`line 9: schedule.morning_briefing "every morning"`,
+		`line 11: notifications.quiet_start "25:99": want HH:MM`,
+	}
+	msg := err.Error()
+	if !strings.Contains(msg, "7 problems") {
+		t.Errorf("the count is missing:\n%s", msg)
+	}
+	last := -1
+	for _, w := range want {
+		i := strings.Index(msg, w)
+		if i < 0 {
+			t.Errorf("missing %q in:\n%s", w, msg)
+			continue
+		}
+		if i < last {
+			t.Errorf("%q is out of line order in:\n%s", w, msg)
+		}
+		last = i
 	}
 }
 

@@ -57,7 +57,7 @@ func printDoctor(e *env, results []checkResult) {
 	marks := map[string]string{"ok": "✓", "info": "·", "warn": "!", "fail": "✗"}
 	var warn, fail int
 	for _, r := range results {
-		e.printf("%s %-10s %s\n", marks[r.Status], r.Name, r.Detail)
+		e.printf("%s %-10s %s\n", marks[r.Status], r.Name, strings.ReplaceAll(r.Detail, "\n", "\n"+strings.Repeat(" ", 13)))
 		if r.Fix != "" {
 			e.printf("  %-10s fix: %s\n", "", r.Fix)
 		}

@@ -25,17 +25,11 @@ func runCommand() *command {
 			if len(args) > 0 {
 				return usagef("run takes no arguments")
 			}
+			// Flags go through the configuration, which checks them with
+			// the rest and names them in its errors.
+			e.logLevel, e.apiListen = logLevel, listen
 			cfg, err := e.config()
 			if err != nil {
-				return err
-			}
-			if logLevel != "" {
-				cfg.LogLevel = logLevel
-			}
-			if listen != "" {
-				cfg.API.Listen = listen
-			}
-			if err := cfg.Validate(); err != nil {
 				return err
 			}
 			tuneGC()

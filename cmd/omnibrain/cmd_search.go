@@ -43,7 +43,7 @@ func searchCommand() *command {
 			default:
 				return usagef("search: --mode must be hybrid, fts or vector")
 			}
-			cfg, err := e.config()
+			cfg, err := e.lenientConfig(ctx)
 			if err != nil {
 				return err
 			}

@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -28,6 +29,8 @@ type env struct {
 	home     string
 	json     bool
 	timezone string
+	// logLevel and apiListen are run's flags, applied last like --timezone.
+	logLevel, apiListen string
 
 	cfg     *config.Config
 	client  *api.Client
@@ -62,7 +65,7 @@ func (e *env) config() (*config.Config, error) {
 	if err := config.EnsureHome(home); err != nil {
 		return nil, err
 	}
-	cfg, err := config.Load(home, e.getenv, config.Flags{Timezone: e.timezone})
+	cfg, err := config.Load(home, e.getenv, config.Flags{Timezone: e.timezone, LogLevel: e.logLevel, APIListen: e.apiListen})
 	if err != nil {
 		return nil, err
 	}
@@ -75,15 +78,50 @@ func (e *env) logger(cfg *config.Config) *slog.Logger {
 	return logging.New(e.stderr, "warn", cfg.Secrets())
 }
 
+// lenientConfig is config, except that problems in config.yaml do not
+// stop a command the running daemon can answer: the daemon keeps the
+// configuration it started with, and the owner is warned about the file
+// (a typo saved while it runs must not make status and search fail).
+func (e *env) lenientConfig(ctx context.Context) (*config.Config, error) {
+	cfg, err := e.config()
+	var ce *config.Error
+	if err == nil || !errors.As(err, &ce) {
+		return cfg, err
+	}
+	home, herr := config.ResolveHome(e.home, e.getenv)
+	if herr != nil {
+		return nil, err
+	}
+	c := dialDaemon(ctx, filepath.Join(home, api.SocketName))
+	if c == nil {
+		return nil, err
+	}
+	st, serr := c.Status(ctx)
+	if serr != nil {
+		return nil, err
+	}
+	fmt.Fprintf(e.stderr, "omnibrain: warning: %v\n(the running daemon keeps the configuration it started with; fix the file before it restarts)\n", err)
+	cfg = config.Default(home)
+	cfg.Timezone = st.Timezone
+	if loc, lerr := time.LoadLocation(st.Timezone); lerr == nil {
+		cfg.Location = loc
+	}
+	e.cfg, e.client = cfg, c
+	return cfg, nil
+}
+
 // api returns a client for the running daemon, or, when none runs, for the
 // same API served in-process over this home.
 func (e *env) api(ctx context.Context) (*api.Client, error) {
 	if e.client != nil {
 		return e.client, nil
 	}
-	cfg, err := e.config()
+	cfg, err := e.lenientConfig(ctx)
 	if err != nil {
 		return nil, err
+	}
+	if e.client != nil {
+		return e.client, nil
 	}
 	if c := dialDaemon(ctx, cfg.Path(api.SocketName)); c != nil {
 		e.client = c

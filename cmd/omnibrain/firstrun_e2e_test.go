@@ -6,6 +6,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -92,4 +93,86 @@ func runCLIEnv(t *testing.T, home string, env []string, args ...string) (string,
 		t.Fatalf("run %v: %v", args, err)
 	}
 	return out.String(), errOut.String(), code
+}
+
+// A config.yaml with several mistakes gets them all reported at once, each
+// on its line and in the file's terms, with a guess at what was meant.
+func TestConfigProblemsAllAtOnceOnTheirLines(t *testing.T) {
+	home := t.TempDir()
+	writeFile(t, filepath.Join(home, "config.yaml"), `timezone: Europe/Berln
+log_level: degub
+owner:
+  emails: ada@example.com
+schedule:
+  mial: 5m
+  weekly_review: "monday"
+notifications:
+  quiet_start: "10pm"
+`)
+	_, errOut, code := runCLI(t, home, "status")
+	if code != 1 {
+		t.Fatalf("exit %d, want 1; stderr:\n%s", code, errOut)
+	}
+	for _, want := range []string{
+		"config.yaml: 6 problems",
+		`line 1: timezone "Europe/Berln"`,
+		`line 2: log_level "degub": want debug, info, warn or error (did you mean "debug"?)`,
+		"line 4: owner.emails must be a list, e.g. [ada@example.com]",
+		`line 6: unknown key "mial" (did you mean "mail"?)`,
+		`line 7: schedule.weekly_review "monday"`,
+		`line 9: notifications.quiet_start "10pm": want HH:MM`,
+	} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errOut)
+		}
+	}
+	if strings.Contains(errOut, "cannot unmarshal") || strings.Contains(errOut, "[]string") {
+		t.Errorf("stderr speaks Go:\n%s", errOut)
+	}
+
+	// A syntax error names the line it is on, not the one before.
+	writeFile(t, filepath.Join(home, "config.yaml"), "timezone: UTC\nowner:\n  name: Ada\n  emails: [ada@example.com\nlog_level: info\n")
+	_, errOut, code = runCLI(t, home, "status")
+	if code != 1 || !strings.Contains(errOut, "line 4: did not find expected ',' or ']'") {
+		t.Fatalf("exit %d, stderr:\n%s", code, errOut)
+	}
+
+	// Commands get the same guess.
+	_, errOut, code = runCLI(t, t.TempDir(), "stauts")
+	if code != 2 || !strings.Contains(errOut, `unknown command "stauts": did you mean "status"?`) {
+		t.Fatalf("exit %d, stderr:\n%s", code, errOut)
+	}
+}
+
+// A typo saved in config.yaml while the daemon runs does not make status
+// and search fail: they ask the daemon, which keeps the configuration it
+// started with, and warn about the file.
+func TestBrokenConfigWhileTheDaemonRuns(t *testing.T) {
+	home := t.TempDir()
+	writeFile(t, filepath.Join(home, "config.yaml"), "timezone: UTC\n")
+	startDaemon(t, home)
+	writeFile(t, filepath.Join(home, "config.yaml"), "timezone: UTC\nlog_levle: debug\n")
+
+	out, errOut, code := runCLI(t, home, "status")
+	if code != 0 || !strings.Contains(out, "daemon running") {
+		t.Fatalf("status: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if !strings.Contains(errOut, `line 2: unknown key "log_levle" (did you mean "log_level"?)`) || !strings.Contains(errOut, "keeps the configuration it started with") {
+		t.Errorf("status does not warn about the file:\n%s", errOut)
+	}
+	out, errOut, code = runCLI(t, home, "search", "--json", "anything")
+	var hits []api.SearchHit
+	if code != 0 || json.Unmarshal([]byte(out), &hits) != nil {
+		t.Fatalf("search: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if !strings.Contains(errOut, "log_levle") {
+		t.Errorf("search does not warn about the file:\n%s", errOut)
+	}
+}
+
+func writeFile(t *testing.T, path, body string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -15,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/omnibrain/omnibrain/daemon"
+	"github.com/omnibrain/omnibrain/internal/suggest"
 )
 
 // version is set at build time: -ldflags "-X main.version=…".
@@ -139,6 +140,13 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			return usagef("%s: %v (see omnibrain %s --help)", c.name, err, c.name)
 		}
 		return c.run(ctx, e, pos)
+	}
+	names := make([]string, 0, len(commands()))
+	for _, c := range commands() {
+		names = append(names, c.name)
+	}
+	if s := suggest.Closest(name, names); s != "" {
+		return usagef("unknown command %q: did you mean %q? (see omnibrain --help)", name, s)
 	}
 	return usagef("unknown command %q (see omnibrain --help)", name)
 }
