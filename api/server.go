@@ -45,6 +45,8 @@ type Backends struct {
 	// Briefings and Explain: api/briefing.go (the proactive engine).
 	Briefings Briefer
 	Explain   Explainer
+	// Memory: api/memory.go.
+	Memory Memory
 }
 
 // Server routes and guards API requests.
@@ -72,6 +74,11 @@ func NewServer(log *slog.Logger, token string, b Backends) *Server {
 	s.mux.HandleFunc("POST /api/v1/briefings/{kind}", s.handleBriefing)
 	s.mux.HandleFunc("GET /api/v1/briefings", s.handleBriefings)
 	s.mux.HandleFunc("GET /api/v1/explain", s.handleExplain)
+	s.mux.HandleFunc("GET /api/v1/memory", s.handleMemoryList)
+	s.mux.HandleFunc("POST /api/v1/memory", s.handleMemoryAdd)
+	s.mux.HandleFunc("DELETE /api/v1/memory/{id}", s.handleMemoryForget)
+	s.mux.HandleFunc("GET /api/v1/memory/{id}/why", s.handleMemoryWhy)
+	s.mux.HandleFunc("POST /api/v1/memory/{id}/{action}", s.handleMemoryDecision)
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "not_found", fmt.Sprintf("no route %s %s", r.Method, r.URL.Path))
 	})

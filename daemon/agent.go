@@ -11,6 +11,7 @@ import (
 	"github.com/omnibrain/omnibrain/approval"
 	"github.com/omnibrain/omnibrain/health"
 	"github.com/omnibrain/omnibrain/internal/supervise"
+	"github.com/omnibrain/omnibrain/memory"
 	"github.com/omnibrain/omnibrain/plugins"
 	"github.com/omnibrain/omnibrain/router"
 	"github.com/omnibrain/omnibrain/store"
@@ -49,6 +50,9 @@ func (a *App) openAgent(ctx context.Context, b *api.Backends) error {
 	if err := a.openPlugins(ctx, tools); err != nil {
 		return err
 	}
+	if err := a.memoryTools(tools); err != nil {
+		return err
+	}
 
 	profile := a.profileBuilder()
 	runs := agent.NewRuns(a.store)
@@ -60,7 +64,7 @@ func (a *App) openAgent(ctx context.Context, b *api.Backends) error {
 	}
 	ag, err := agent.New(agent.Options{
 		Model: a.llm, Tools: tools, Proposer: a.approval.gate, Checkpoints: runs,
-		Profile: profile, Log: a.log.With("component", "agent"), Now: a.store.Now, Location: loc,
+		Profile: profile, Memory: a.memory, Log: a.log.With("component", "agent"), Now: a.store.Now, Location: loc,
 		TaskIterations: iterations,
 		// A run long enough to outgrow the context keeps what its dropped
 		// turns found, at the cost of one short reflection call.
@@ -80,7 +84,8 @@ func (a *App) openAgent(ctx context.Context, b *api.Backends) error {
 		return fmt.Errorf("daemon: %w", err)
 	}
 	a.agent = agentParts{agent: ag, chat: chat, profile: profile, runs: runs}
-	b.Chat = chat
+	// "remember …" and "forget …" are answered by memory, with or without a model.
+	b.Chat = memory.NewChat(chat, a.memory, a.store)
 
 	if a.llm.Available() {
 		a.health.Set(agentHealth, health.OK, fmt.Sprintf("%d tools", len(tools.Names())))

@@ -23,6 +23,7 @@ import (
 	"github.com/omnibrain/omnibrain/health"
 	"github.com/omnibrain/omnibrain/internal/logging"
 	"github.com/omnibrain/omnibrain/internal/supervise"
+	"github.com/omnibrain/omnibrain/memory"
 	"github.com/omnibrain/omnibrain/router"
 	"github.com/omnibrain/omnibrain/store"
 )
@@ -50,6 +51,7 @@ type App struct {
 	llm          *router.Router     // the model router; daemon/router.go
 	proactive    proactiveParts     // triage, scheduler, briefings; daemon/proactive.go
 	agent        agentParts         // agent and chat; daemon/agent.go
+	memory       *memory.Memory     // facts about the owner, MEMORY.md, SOUL.md; daemon/memory.go
 }
 
 // Options are what Open needs beyond the configuration.
@@ -106,6 +108,10 @@ func Open(ctx context.Context, cfg *config.Config, opts Options) (*App, error) {
 		return nil, err
 	}
 	if err := a.openImporter(ctx, &backends); err != nil {
+		st.Close()
+		return nil, err
+	}
+	if err := a.openMemory(ctx, &backends); err != nil {
 		st.Close()
 		return nil, err
 	}

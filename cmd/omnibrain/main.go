@@ -63,6 +63,7 @@ func commands() []*command {
 		importCommand(),
 		searchCommand(),
 		chatCommand(),
+		memoryCommand(),
 		proposalsCommand(),
 		approveCommand(),
 		rejectCommand(),

@@ -1,0 +1,187 @@
+package memory
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// repo is the memory tables (store migration 0014) over the store's handle.
+type repo struct{ db *sql.DB }
+
+const factColumns = `id, text, category, state, source, source_ref, source_text, pinned, created, updated, expires, COALESCE(superseded_by, 0), note`
+
+func scanFact(sc interface{ Scan(...any) error }) (*Fact, error) {
+	var f Fact
+	var cat, state string
+	var pinned int
+	var created, updated, expires int64
+	if err := sc.Scan(&f.ID, &f.Text, &cat, &state, &f.Source, &f.SourceRef, &f.SourceText, &pinned, &created, &updated, &expires, &f.SupersededBy, &f.Note); err != nil {
+		return nil, err
+	}
+	f.Category, f.State, f.Pinned = Category(cat), State(state), pinned != 0
+	f.Created, f.Updated, f.Expires = fromMS(created), fromMS(updated), fromMS(expires)
+	return &f, nil
+}
+
+func ms(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixMilli()
+}
+
+func fromMS(v int64) time.Time {
+	if v == 0 {
+		return time.Time{}
+	}
+	return time.UnixMilli(v).UTC()
+}
+
+func (r repo) facts(ctx context.Context, states ...State) ([]*Fact, error) {
+	q := `SELECT ` + factColumns + ` FROM memory_facts`
+	args := []any{}
+	if len(states) > 0 {
+		q += ` WHERE state IN (?` + repeat(",?", len(states)-1) + `)`
+		for _, s := range states {
+			args = append(args, string(s))
+		}
+	}
+	rows, err := r.db.QueryContext(ctx, q+` ORDER BY id`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("memory: list facts: %w", err)
+	}
+	defer rows.Close()
+	var out []*Fact
+	for rows.Next() {
+		f, err := scanFact(rows)
+		if err != nil {
+			return nil, fmt.Errorf("memory: list facts: %w", err)
+		}
+		out = append(out, f)
+	}
+	return out, rows.Err()
+}
+
+func repeat(s string, n int) string {
+	out := ""
+	for range n {
+		out += s
+	}
+	return out
+}
+
+func (r repo) fact(ctx context.Context, id int64) (*Fact, error) {
+	f, err := scanFact(r.db.QueryRowContext(ctx, `SELECT `+factColumns+` FROM memory_facts WHERE id = ?`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("%w: %s", ErrNotFound, Ref(id))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("memory: read %s: %w", Ref(id), err)
+	}
+	return f, nil
+}
+
+// execer is a transaction or the handle.
+type execer interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+}
+
+func insertFact(ctx context.Context, x execer, f *Fact) error {
+	pinned := 0
+	if f.Pinned {
+		pinned = 1
+	}
+	q := `INSERT INTO memory_facts (text, category, state, source, source_ref, source_text, pinned, created, updated, expires, note) VALUES (?,?,?,?,?,?,?,?,?,?,?)`
+	args := []any{f.Text, string(f.Category), string(f.State), f.Source, f.SourceRef, f.SourceText, pinned, ms(f.Created), ms(f.Updated), ms(f.Expires), f.Note}
+	if f.ID != 0 { // restoring a line of MEMORY.md whose fact the database lost
+		q = `INSERT INTO memory_facts (id, text, category, state, source, source_ref, source_text, pinned, created, updated, expires, note) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)`
+		args = append([]any{f.ID}, args...)
+	}
+	res, err := x.ExecContext(ctx, q, args...)
+	if err != nil {
+		return fmt.Errorf("memory: add fact: %w", err)
+	}
+	if f.ID == 0 {
+		f.ID, err = res.LastInsertId()
+	}
+	return err
+}
+
+// updateFact writes every mutable column of f.
+func updateFact(ctx context.Context, x execer, f *Fact) error {
+	pinned := 0
+	if f.Pinned {
+		pinned = 1
+	}
+	var sup any
+	if f.SupersededBy != 0 {
+		sup = f.SupersededBy
+	}
+	_, err := x.ExecContext(ctx, `UPDATE memory_facts SET text = ?, category = ?, state = ?, source = ?, source_ref = ?, source_text = ?, pinned = ?, updated = ?, expires = ?, superseded_by = ?, note = ? WHERE id = ?`,
+		f.Text, string(f.Category), string(f.State), f.Source, f.SourceRef, f.SourceText, pinned, ms(f.Updated), ms(f.Expires), sup, f.Note, f.ID)
+	if err != nil {
+		return fmt.Errorf("memory: update %s: %w", f.Ref(), err)
+	}
+	return nil
+}
+
+// tx runs fn in one write transaction.
+func (r repo) tx(ctx context.Context, fn func(*sql.Tx) error) error {
+	tx, err := r.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("memory: begin: %w", err)
+	}
+	defer tx.Rollback()
+	if err := fn(tx); err != nil {
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("memory: commit: %w", err)
+	}
+	return nil
+}
+
+// message is an owner's chat message waiting for extraction.
+type message struct {
+	ID      int64
+	Session string
+	Text    string
+}
+
+func (r repo) addMessage(ctx context.Context, session, text string, now time.Time) (pending int, err error) {
+	if _, err := r.db.ExecContext(ctx, `INSERT INTO memory_messages (session, text, created) VALUES (?,?,?)`, session, text, ms(now)); err != nil {
+		return 0, fmt.Errorf("memory: record message: %w", err)
+	}
+	err = r.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM memory_messages WHERE extracted = 0`).Scan(&pending)
+	return pending, err
+}
+
+func (r repo) pendingMessages(ctx context.Context, limit int) ([]message, error) {
+	rows, err := r.db.QueryContext(ctx, `SELECT id, session, text FROM memory_messages WHERE extracted = 0 ORDER BY id LIMIT ?`, limit)
+	if err != nil {
+		return nil, fmt.Errorf("memory: messages: %w", err)
+	}
+	defer rows.Close()
+	var out []message
+	for rows.Next() {
+		var m message
+		if err := rows.Scan(&m.ID, &m.Session, &m.Text); err != nil {
+			return nil, err
+		}
+		out = append(out, m)
+	}
+	return out, rows.Err()
+}
+
+// markExtracted marks messages up to id done; the texts are not kept
+// past extraction (the chat session has them).
+func markExtracted(ctx context.Context, x execer, through int64) error {
+	_, err := x.ExecContext(ctx, `DELETE FROM memory_messages WHERE id <= ?`, through)
+	if err != nil {
+		return fmt.Errorf("memory: mark messages extracted: %w", err)
+	}
+	return nil
+}
