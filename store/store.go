@@ -318,6 +318,29 @@ func (t *Tx) QueryContext(ctx context.Context, query string, args ...any) (*sql.
 	return st.QueryContext(ctx, args...)
 }
 
+// ExecContext and QueryRowContext have database/sql's names, so a feature
+// package runs the queries of its own tables (a small repository) on the
+// database or inside a store transaction alike.
+func (t *Tx) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	st, err := t.stmt(query)
+	if err != nil {
+		return nil, err
+	}
+	return st.ExecContext(ctx, args...)
+}
+
+// QueryRowContext: see ExecContext.
+func (t *Tx) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	st, err := t.stmt(query)
+	if err != nil {
+		return t.tx.QueryRowContext(ctx, query, args...)
+	}
+	return st.QueryRowContext(ctx, args...)
+}
+
+// Context is the context the transaction runs under.
+func (t *Tx) Context() context.Context { return t.ctx }
+
 // Now is the clock reading the transaction started with.
 func (t *Tx) Now() time.Time { return t.now }
 
