@@ -11,7 +11,6 @@ import (
 	"strings"
 
 	"github.com/omnibrain/omnibrain/approval"
-	"github.com/omnibrain/omnibrain/store"
 )
 
 // Proposals serves the proposal routes; the approval gate provides it.
@@ -21,7 +20,7 @@ import (
 type Proposals interface {
 	List(ctx context.Context, o approval.ListOptions) ([]*approval.Proposal, error)
 	Get(ctx context.Context, id string) (*approval.Proposal, error)
-	Audit(ctx context.Context, id string, limit int) ([]store.AuditEntry, error)
+	Audit(ctx context.Context, id string, limit int) ([]approval.AuditEntry, error)
 	Approve(ctx context.Context, id, hash string, by approval.Owner) (*approval.Proposal, error)
 	Reject(ctx context.Context, id string, by approval.Owner) (*approval.Proposal, error)
 	Snooze(ctx context.Context, id string, by approval.Owner) (*approval.Proposal, error)
@@ -31,8 +30,8 @@ type Proposals interface {
 
 // ProposalDetail is GET /api/v1/proposals/{id}: the proposal and its audit log.
 type ProposalDetail struct {
-	Proposal *approval.Proposal `json:"proposal"`
-	Audit    []store.AuditEntry `json:"audit"`
+	Proposal *approval.Proposal    `json:"proposal"`
+	Audit    []approval.AuditEntry `json:"audit"`
 }
 
 // ApproveRequest is the body of POST /api/v1/proposals/{id}/approve: the
@@ -121,7 +120,7 @@ func (s *Server) handleProposal(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if audit == nil {
-		audit = []store.AuditEntry{}
+		audit = []approval.AuditEntry{}
 	}
 	writeJSON(w, http.StatusOK, ProposalDetail{Proposal: p, Audit: audit})
 }

@@ -187,16 +187,6 @@ func ValidID(s string) bool {
 	return true
 }
 
-func fromRow(r *store.Proposal) *Proposal {
-	return &Proposal{
-		ID: r.ID, Kind: Kind(r.Kind), State: State(r.State), Title: r.Title, Reason: r.Reason, Origin: r.Origin,
-		Payload: json.RawMessage(r.Payload), PayloadHash: r.PayloadHash, ItemID: r.ItemID, Thread: r.Thread,
-		Created: r.Created, Expires: r.Expires, Decided: r.Decided, DecidedBy: r.DecidedBy, SnoozeUntil: r.SnoozeUntil,
-		Supersedes: r.Supersedes, SupersededBy: r.SupersededBy, RemoteID: r.RemoteID, Error: r.Error,
-		IdempotencyKey: r.IdempotencyKey, Attempts: r.Attempts,
-	}
-}
-
 func isEmailKind(k Kind) bool { return k == KindReply || k == KindEmail || k == KindForward }
 
 // Propose stores a draft as a pending proposal, with its payload as
@@ -218,14 +208,15 @@ func (g *Gate) Propose(ctx context.Context, d Draft) (*Proposal, error) {
 		json.Unmarshal(canonical, &ep)
 		thread = ep.ThreadID
 	}
-	row := g.newRow(d.Kind, d.Title, d.Reason, d.Origin, canonical, d.ItemID, thread, "")
+	p := g.newProposal(d.Kind, d.Title, d.Reason, d.Origin, canonical, d.ItemID, thread, "")
 	var replaced []*Proposal
-	var same *store.Proposal
+	var same *Proposal
 	err = g.st.Tx(ctx, func(tx *store.Tx) error {
+		r := inTx(tx)
 		// The very same action already waiting or under way (a run resumed
 		// after a crash proposes it again): one proposal, so the owner
 		// cannot approve it twice.
-		open, err := tx.Proposals(store.ProposalFilter{States: inFlight, Kind: string(d.Kind), PayloadHash: row.PayloadHash, Limit: 1})
+		open, err := r.list(filter{States: inFlight, Kind: d.Kind, PayloadHash: p.PayloadHash, Limit: 1})
 		if err != nil {
 			return err
 		}
@@ -233,16 +224,16 @@ func (g *Gate) Propose(ctx context.Context, d Draft) (*Proposal, error) {
 			same = open[0]
 			return nil
 		}
-		if err := tx.InsertProposal(row); err != nil {
+		if err := r.insert(p); err != nil {
 			return err
 		}
-		if err := tx.Audit(store.AuditEntry{Actor: d.Origin, Action: "proposed", ProposalID: row.ID, PayloadHash: row.PayloadHash, Detail: row.Title}); err != nil {
+		if err := r.audit(AuditEntry{Actor: d.Origin, Action: "proposed", ProposalID: p.ID, PayloadHash: p.PayloadHash, Detail: p.Title}); err != nil {
 			return err
 		}
 		if thread == "" || !isEmailKind(d.Kind) {
 			return nil
 		}
-		replaced, err = g.supersedeThread(tx, thread, row.Created, row.ID, actorSystem, "replaced by a newer draft "+row.ID)
+		replaced, err = g.supersedeThread(r, thread, p.Created, p.ID, actorSystem, "replaced by a newer draft "+p.ID)
 		return err
 	})
 	if err != nil {
@@ -250,21 +241,20 @@ func (g *Gate) Propose(ctx context.Context, d Draft) (*Proposal, error) {
 	}
 	if same != nil {
 		g.log.Info("the same action is already proposed", "proposal", same.ID, "origin", d.Origin)
-		return fromRow(same), nil
+		return same, nil
 	}
-	p := fromRow(row)
 	g.changed(append(replaced, p)...)
 	g.announce(ctx, p, "proposal:"+p.ID)
 	return p, nil
 }
 
-func (g *Gate) newRow(kind Kind, title, reason, origin string, canonical []byte, itemID int64, thread, supersedes string) *store.Proposal {
+func (g *Gate) newProposal(kind Kind, title, reason, origin string, canonical []byte, itemID int64, thread, supersedes string) *Proposal {
 	if strings.TrimSpace(title) == "" {
 		title = defaultTitle(kind, canonical)
 	}
 	now := g.now().UTC()
-	return &store.Proposal{
-		ID: newID(), Kind: string(kind), State: string(StatePending), Title: oneLine(title), Reason: reason, Origin: origin,
+	return &Proposal{
+		ID: newID(), Kind: kind, State: StatePending, Title: oneLine(title), Reason: reason, Origin: origin,
 		Payload: canonical, PayloadHash: HashPayload(canonical), ItemID: itemID, Thread: thread,
 		Created: now, Expires: now.Add(g.expiry), Supersedes: supersedes,
 	}
@@ -291,14 +281,11 @@ func (g *Gate) Get(ctx context.Context, id string) (*Proposal, error) {
 	if !ValidID(id) {
 		return nil, fmt.Errorf("proposal %q: %w", id, ErrNotFound)
 	}
-	r, err := g.st.Proposal(ctx, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, fmt.Errorf("proposal %s: %w", id, ErrNotFound)
-	}
-	if err != nil {
+	p, err := g.records(ctx).get(id)
+	if err != nil && !errors.Is(err, ErrNotFound) {
 		return nil, fmt.Errorf("approval: %w", err)
 	}
-	return fromRow(r), nil
+	return p, err
 }
 
 // ListOptions filter List.
@@ -309,24 +296,19 @@ type ListOptions struct {
 
 // List returns proposals, newest first.
 func (g *Gate) List(ctx context.Context, o ListOptions) ([]*Proposal, error) {
-	f := store.ProposalFilter{Limit: o.Limit}
-	for _, s := range o.States {
-		f.States = append(f.States, string(s))
-	}
-	rows, err := g.st.Proposals(ctx, f)
+	ps, err := g.records(ctx).list(filter{States: o.States, Limit: o.Limit})
 	if err != nil {
 		return nil, fmt.Errorf("approval: %w", err)
 	}
-	out := make([]*Proposal, 0, len(rows))
-	for _, r := range rows {
-		out = append(out, fromRow(r))
+	if ps == nil {
+		ps = []*Proposal{}
 	}
-	return out, nil
+	return ps, nil
 }
 
 // Audit returns the audit log of one proposal (all of it if id is empty), oldest first.
-func (g *Gate) Audit(ctx context.Context, id string, limit int) ([]store.AuditEntry, error) {
-	return g.st.AuditLog(ctx, store.AuditFilter{ProposalID: id, Limit: limit})
+func (g *Gate) Audit(ctx context.Context, id string, limit int) ([]AuditEntry, error) {
+	return g.records(ctx).auditLog(id, limit)
 }
 
 // ValidState reports whether s names a state.
@@ -338,10 +320,10 @@ func ValidState(s State) bool {
 	return false
 }
 
-var undecided = []string{string(StatePending), string(StateSnoozed)}
+var undecided = []State{StatePending, StateSnoozed}
 
 // inFlight are the states in which a proposal may still be executed.
-var inFlight = []string{string(StatePending), string(StateSnoozed), string(StateApproved), string(StateExecuting)}
+var inFlight = []State{StatePending, StateSnoozed, StateApproved, StateExecuting}
 
 // Approve approves the proposal if hash is the payload hash the owner was
 // shown, the proposal is still undecided and unexpired, and by is the
@@ -349,9 +331,9 @@ var inFlight = []string{string(StatePending), string(StateSnoozed), string(State
 // current state. The outbox then executes it.
 func (g *Gate) Approve(ctx context.Context, id, hash string, by Owner) (*Proposal, error) {
 	now := g.now().UTC()
-	p, err := g.decide(ctx, id, hash, by, "approved", func(p *Proposal) store.ProposalChange {
-		return store.ProposalChange{ID: p.ID, From: undecided, PayloadHash: hash, UnexpiredAt: now,
-			To: string(StateApproved), Decided: now, DecidedBy: by.String()}
+	p, err := g.decide(ctx, id, hash, by, "approved", func(p *Proposal) change {
+		return change{ID: p.ID, From: undecided, PayloadHash: hash, UnexpiredAt: now,
+			To: StateApproved, Decided: now, DecidedBy: by.String()}
 	})
 	if err != nil {
 		return nil, err
@@ -363,9 +345,9 @@ func (g *Gate) Approve(ctx context.Context, id, hash string, by Owner) (*Proposa
 // Reject rejects an undecided proposal.
 func (g *Gate) Reject(ctx context.Context, id string, by Owner) (*Proposal, error) {
 	now := g.now().UTC()
-	return g.decide(ctx, id, "", by, "rejected", func(p *Proposal) store.ProposalChange {
-		return store.ProposalChange{ID: p.ID, From: undecided, PayloadHash: p.PayloadHash,
-			To: string(StateRejected), Decided: now, DecidedBy: by.String()}
+	return g.decide(ctx, id, "", by, "rejected", func(p *Proposal) change {
+		return change{ID: p.ID, From: undecided, PayloadHash: p.PayloadHash,
+			To: StateRejected, Decided: now, DecidedBy: by.String()}
 	})
 }
 
@@ -373,21 +355,21 @@ func (g *Gate) Reject(ctx context.Context, id string, by Owner) (*Proposal, erro
 // is shown again (if it has not expired by then).
 func (g *Gate) Snooze(ctx context.Context, id string, by Owner) (*Proposal, error) {
 	until := g.now().UTC().Add(g.snooze)
-	return g.decide(ctx, id, "", by, "snoozed", func(p *Proposal) store.ProposalChange {
-		return store.ProposalChange{ID: p.ID, From: undecided, PayloadHash: p.PayloadHash, UnexpiredAt: g.now(),
-			To: string(StateSnoozed), SnoozeUntil: &until}
+	return g.decide(ctx, id, "", by, "snoozed", func(p *Proposal) change {
+		return change{ID: p.ID, From: undecided, PayloadHash: p.PayloadHash, UnexpiredAt: g.now(),
+			To: StateSnoozed, SnoozeUntil: &until}
 	})
 }
 
 // decide runs one owner decision as a compare-and-set and audits it,
 // including refusals.
-func (g *Gate) decide(ctx context.Context, id, hash string, by Owner, action string, change func(*Proposal) store.ProposalChange) (*Proposal, error) {
+func (g *Gate) decide(ctx context.Context, id, hash string, by Owner, action string, transition func(*Proposal) change) (*Proposal, error) {
 	cur, err := g.Get(ctx, id)
 	if err != nil {
 		return nil, err
 	}
 	refuse := func(reason error) (*Proposal, error) {
-		g.auditOnly(ctx, store.AuditEntry{Actor: actorName(by), Action: "refused", ProposalID: id, PayloadHash: hash, Detail: action + ": " + reason.Error()})
+		g.auditOnly(ctx, AuditEntry{Actor: actorName(by), Action: "refused", ProposalID: id, PayloadHash: hash, Detail: action + ": " + reason.Error()})
 		return nil, fmt.Errorf("approval: %s %s: %w", action, id, reason)
 	}
 	if by.name == "" {
@@ -396,30 +378,28 @@ func (g *Gate) decide(ctx context.Context, id, hash string, by Owner, action str
 	if action == "approved" && hash != cur.PayloadHash {
 		return refuse(ErrHashMismatch)
 	}
-	c := change(cur)
-	var done bool
-	var after *store.Proposal
+	c := transition(cur)
+	var after *Proposal
 	err = g.st.Tx(ctx, func(tx *store.Tx) error {
-		ok, err := tx.TransitionProposal(c)
+		r := inTx(tx)
+		ok, err := r.transition(c)
 		if err != nil || !ok {
 			return err
 		}
-		done = true
-		if err := tx.Audit(store.AuditEntry{Actor: by.String(), Action: action, ProposalID: id, PayloadHash: cur.PayloadHash}); err != nil {
+		if err := r.audit(AuditEntry{Actor: by.String(), Action: action, ProposalID: id, PayloadHash: cur.PayloadHash}); err != nil {
 			return err
 		}
-		after, err = tx.Proposal(id)
+		after, err = r.get(id)
 		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("approval: %s %s: %w", action, id, err)
 	}
-	if !done {
+	if after == nil {
 		return nil, g.stale(ctx, id)
 	}
-	p := fromRow(after)
-	g.changed(p)
-	return p, nil
+	g.changed(after)
+	return after, nil
 }
 
 func actorName(o Owner) string {
@@ -429,8 +409,8 @@ func actorName(o Owner) string {
 	return o.name
 }
 
-func (g *Gate) auditOnly(ctx context.Context, e store.AuditEntry) {
-	if err := g.st.Tx(ctx, func(tx *store.Tx) error { return tx.Audit(e) }); err != nil {
+func (g *Gate) auditOnly(ctx context.Context, e AuditEntry) {
+	if err := g.st.Tx(ctx, func(tx *store.Tx) error { return inTx(tx).audit(e) }); err != nil {
 		g.log.Error("audit failed", "action", e.Action, "proposal", e.ProposalID, "err", err)
 	}
 }
@@ -486,36 +466,34 @@ func (g *Gate) Revise(ctx context.Context, id string, payload any, origin string
 	if HashPayload(canonical) == cur.PayloadHash {
 		return nil, fmt.Errorf("approval: edit %s: %w", id, BadInput("the new payload is the same as the old one"))
 	}
-	row := g.newRow(cur.Kind, cur.Title, cur.Reason, origin, canonical, cur.ItemID, cur.Thread, cur.ID)
-	var done bool
-	var old *store.Proposal
+	p := g.newProposal(cur.Kind, cur.Title, cur.Reason, origin, canonical, cur.ItemID, cur.Thread, cur.ID)
+	var old *Proposal
 	err = g.st.Tx(ctx, func(tx *store.Tx) error {
-		ok, err := tx.TransitionProposal(store.ProposalChange{ID: cur.ID, From: undecided, PayloadHash: cur.PayloadHash,
-			To: string(StateSuperseded), Decided: row.Created, DecidedBy: by.String(), SupersededBy: row.ID})
+		r := inTx(tx)
+		ok, err := r.transition(change{ID: cur.ID, From: undecided, PayloadHash: cur.PayloadHash,
+			To: StateSuperseded, Decided: p.Created, DecidedBy: by.String(), SupersededBy: p.ID})
 		if err != nil || !ok {
 			return err
 		}
-		done = true
-		if err := tx.InsertProposal(row); err != nil {
+		if err := r.insert(p); err != nil {
 			return err
 		}
-		if err := tx.Audit(store.AuditEntry{Actor: by.String(), Action: "edited", ProposalID: cur.ID, PayloadHash: cur.PayloadHash, Detail: "superseded by " + row.ID}); err != nil {
+		if err := r.audit(AuditEntry{Actor: by.String(), Action: "edited", ProposalID: cur.ID, PayloadHash: cur.PayloadHash, Detail: "superseded by " + p.ID}); err != nil {
 			return err
 		}
-		if err := tx.Audit(store.AuditEntry{Actor: origin, Action: "proposed", ProposalID: row.ID, PayloadHash: row.PayloadHash, Detail: "edit of " + cur.ID}); err != nil {
+		if err := r.audit(AuditEntry{Actor: origin, Action: "proposed", ProposalID: p.ID, PayloadHash: p.PayloadHash, Detail: "edit of " + cur.ID}); err != nil {
 			return err
 		}
-		old, err = tx.Proposal(cur.ID)
+		old, err = r.get(cur.ID)
 		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("approval: edit %s: %w", id, err)
 	}
-	if !done {
+	if old == nil {
 		return nil, g.stale(ctx, id)
 	}
-	p := fromRow(row)
-	g.changed(fromRow(old), p)
+	g.changed(old, p)
 	g.announce(ctx, p, "proposal:"+p.ID)
 	return p, nil
 }
@@ -530,29 +508,29 @@ func BadInput(msg string) error { return &BadInputError{Msg: msg} }
 
 // supersedeThread supersedes undecided mail proposals of a thread created
 // before t, inside tx.
-func (g *Gate) supersedeThread(tx *store.Tx, thread string, t time.Time, except, actor, why string) ([]*Proposal, error) {
-	rows, err := tx.Proposals(store.ProposalFilter{States: undecided, Thread: thread})
+func (g *Gate) supersedeThread(r records, thread string, t time.Time, except, actor, why string) ([]*Proposal, error) {
+	ps, err := r.list(filter{States: undecided, Thread: thread})
 	if err != nil {
 		return nil, err
 	}
 	var out []*Proposal
-	for _, r := range rows {
-		if r.ID == except || !isEmailKind(Kind(r.Kind)) || r.Created.After(t) {
+	for _, p := range ps {
+		if p.ID == except || !isEmailKind(p.Kind) || p.Created.After(t) {
 			continue
 		}
-		ok, err := tx.TransitionProposal(store.ProposalChange{ID: r.ID, From: undecided, PayloadHash: r.PayloadHash,
-			To: string(StateSuperseded), Decided: g.now().UTC(), DecidedBy: actor, SupersededBy: except})
+		ok, err := r.transition(change{ID: p.ID, From: undecided, PayloadHash: p.PayloadHash,
+			To: StateSuperseded, Decided: g.now().UTC(), DecidedBy: actor, SupersededBy: except})
 		if err != nil {
 			return nil, err
 		}
 		if !ok {
 			continue
 		}
-		if err := tx.Audit(store.AuditEntry{Actor: actor, Action: "superseded", ProposalID: r.ID, PayloadHash: r.PayloadHash, Detail: why}); err != nil {
+		if err := r.audit(AuditEntry{Actor: actor, Action: "superseded", ProposalID: p.ID, PayloadHash: p.PayloadHash, Detail: why}); err != nil {
 			return nil, err
 		}
-		r.State, r.SupersededBy = string(StateSuperseded), except
-		out = append(out, fromRow(r))
+		p.State, p.SupersededBy = StateSuperseded, except
+		out = append(out, p)
 	}
 	return out, nil
 }

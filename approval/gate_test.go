@@ -441,7 +441,7 @@ func TestProposeTheSameActionTwiceIsOneProposal(t *testing.T) {
 	}
 }
 
-func countAction(entries []store.AuditEntry, action string) int {
+func countAction(entries []approval.AuditEntry, action string) int {
 	n := 0
 	for _, a := range entries {
 		if a.Action == action {

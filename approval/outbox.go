@@ -57,13 +57,13 @@ func (g *Gate) RunOutbox(ctx context.Context) error {
 }
 
 func (g *Gate) executingIDs(ctx context.Context) ([]string, error) {
-	rows, err := g.st.Proposals(ctx, store.ProposalFilter{States: []string{string(StateExecuting)}, Oldest: true})
+	ps, err := g.records(ctx).list(filter{States: []State{StateExecuting}, Oldest: true})
 	if err != nil {
 		return nil, fmt.Errorf("approval: outbox: %w", err)
 	}
-	ids := make([]string, 0, len(rows))
-	for _, r := range rows {
-		ids = append(ids, r.ID)
+	ids := make([]string, 0, len(ps))
+	for _, p := range ps {
+		ids = append(ids, p.ID)
 	}
 	return ids, nil
 }
@@ -128,15 +128,15 @@ func (g *Gate) attemptAge(ctx context.Context, p *Proposal) time.Duration {
 
 // ExecuteApproved executes every approved proposal once, oldest first.
 func (g *Gate) ExecuteApproved(ctx context.Context) error {
-	rows, err := g.st.Proposals(ctx, store.ProposalFilter{States: []string{string(StateApproved)}, Oldest: true})
+	ps, err := g.records(ctx).list(filter{States: []State{StateApproved}, Oldest: true})
 	if err != nil {
 		return fmt.Errorf("approval: outbox: %w", err)
 	}
-	for _, r := range rows {
+	for _, p := range ps {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		g.executeOne(ctx, fromRow(r))
+		g.executeOne(ctx, p)
 	}
 	return nil
 }
@@ -167,13 +167,14 @@ func (g *Gate) executeOne(ctx context.Context, p *Proposal) {
 func (g *Gate) claim(ctx context.Context, p *Proposal, key, detail string) (bool, error) {
 	var ok bool
 	err := g.st.Tx(ctx, func(tx *store.Tx) error {
+		r := inTx(tx)
 		var err error
-		ok, err = tx.TransitionProposal(store.ProposalChange{ID: p.ID, From: []string{string(StateApproved)}, PayloadHash: p.PayloadHash,
-			To: string(StateExecuting), IdempotencyKey: key, CountAttempt: true})
+		ok, err = r.transition(change{ID: p.ID, From: []State{StateApproved}, PayloadHash: p.PayloadHash,
+			To: StateExecuting, IdempotencyKey: key, CountAttempt: true})
 		if err != nil || !ok {
 			return err
 		}
-		return tx.Audit(store.AuditEntry{Actor: actorSystem, Action: "executing", ProposalID: p.ID, PayloadHash: p.PayloadHash, Detail: "key " + key + detail})
+		return r.audit(AuditEntry{Actor: actorSystem, Action: "executing", ProposalID: p.ID, PayloadHash: p.PayloadHash, Detail: "key " + key + detail})
 	})
 	return ok, err
 }
@@ -199,7 +200,7 @@ func (g *Gate) run(ctx context.Context, p *Proposal, ex Executor, note string) {
 		return
 	}
 	if note != "" {
-		g.auditOnly(ctx, store.AuditEntry{Actor: actorSystem, Action: "executing", ProposalID: p.ID, PayloadHash: p.PayloadHash, Detail: note})
+		g.auditOnly(ctx, AuditEntry{Actor: actorSystem, Action: "executing", ProposalID: p.ID, PayloadHash: p.PayloadHash, Detail: note})
 	}
 	ectx, cancel := context.WithTimeout(ctx, g.timeout)
 	remoteID, err := ex.Execute(ectx, p, p.IdempotencyKey)
@@ -211,7 +212,7 @@ func (g *Gate) run(ctx context.Context, p *Proposal, ex Executor, note string) {
 		return
 	case timedOut || errors.Is(err, ErrOutcomeUnknown):
 		g.log.Warn("execution outcome unknown; it will be looked up before anything is retried", "proposal", p.ID, "err", err)
-		g.auditOnly(ctx, store.AuditEntry{Actor: actorSystem, Action: "outcome-unknown", ProposalID: p.ID, PayloadHash: p.PayloadHash, Detail: err.Error()})
+		g.auditOnly(ctx, AuditEntry{Actor: actorSystem, Action: "outcome-unknown", ProposalID: p.ID, PayloadHash: p.PayloadHash, Detail: err.Error()})
 		return
 	}
 	// Record the outcome even if shutdown began meanwhile: an unrecorded
@@ -230,17 +231,18 @@ func (g *Gate) finish(ctx context.Context, p *Proposal, remoteID string, execErr
 	} else if detail == "" {
 		detail = "remote id " + remoteID
 	}
-	var after *store.Proposal
+	var after *Proposal
 	err := g.st.Tx(ctx, func(tx *store.Tx) error {
-		ok, err := tx.TransitionProposal(store.ProposalChange{ID: p.ID, From: []string{string(StateExecuting)}, PayloadHash: p.PayloadHash,
-			To: string(to), RemoteID: remoteID, Error: errText})
+		r := inTx(tx)
+		ok, err := r.transition(change{ID: p.ID, From: []State{StateExecuting}, PayloadHash: p.PayloadHash,
+			To: to, RemoteID: remoteID, Error: errText})
 		if err != nil || !ok {
 			return err
 		}
-		if err := tx.Audit(store.AuditEntry{Actor: actorSystem, Action: action, ProposalID: p.ID, PayloadHash: p.PayloadHash, Detail: detail}); err != nil {
+		if err := r.audit(AuditEntry{Actor: actorSystem, Action: action, ProposalID: p.ID, PayloadHash: p.PayloadHash, Detail: detail}); err != nil {
 			return err
 		}
-		after, err = tx.Proposal(p.ID)
+		after, err = r.get(p.ID)
 		return err
 	})
 	if err != nil {
@@ -263,7 +265,7 @@ func (g *Gate) finish(ctx context.Context, p *Proposal, remoteID string, execErr
 			}
 		}
 	}
-	g.changed(fromRow(after))
+	g.changed(after)
 }
 
 func (g *Gate) executor(k Kind) (Executor, bool) {

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/omnibrain/omnibrain/approval"
-	"github.com/omnibrain/omnibrain/store"
 	"go.uber.org/goleak"
 )
 
@@ -194,13 +193,7 @@ func TestOutboxRetriesInterruptedExecutionThatNeverLanded(t *testing.T) {
 	p, _ := e.gate.Propose(ctx, reply("hello"))
 	e.gate.Approve(ctx, p.ID, p.PayloadHash, approval.APIOwner())
 	key := approval.IdempotencyKey(p.ID, p.PayloadHash)
-	e.st.Tx(ctx, func(tx *store.Tx) error {
-		_, err := tx.TransitionProposal(store.ProposalChange{ID: p.ID, From: []string{"approved"}, PayloadHash: p.PayloadHash, To: "executing", IdempotencyKey: key})
-		if err != nil {
-			return err
-		}
-		return tx.Audit(store.AuditEntry{Actor: "system", Action: "executing", ProposalID: p.ID, PayloadHash: p.PayloadHash})
-	})
+	claimWithoutRunning(t, e, p)
 	r := &remote{}
 	e.clock.Add(30 * time.Second)
 	restart(t, e, r, func(g *approval.Gate) {
@@ -223,10 +216,7 @@ func TestOutboxWaitsWhenFindFails(t *testing.T) {
 	ctx := context.Background()
 	p, _ := e.gate.Propose(ctx, reply("hello"))
 	e.gate.Approve(ctx, p.ID, p.PayloadHash, approval.APIOwner())
-	e.st.Tx(ctx, func(tx *store.Tx) error {
-		_, err := tx.TransitionProposal(store.ProposalChange{ID: p.ID, From: []string{"approved"}, PayloadHash: p.PayloadHash, To: "executing", IdempotencyKey: approval.IdempotencyKey(p.ID, p.PayloadHash)})
-		return err
-	})
+	claimWithoutRunning(t, e, p)
 	r := &remote{findErr: errors.New("gmail unreachable")}
 	restart(t, e, r, func(g *approval.Gate) {
 		got, _ := g.Get(ctx, p.ID)
@@ -351,16 +341,8 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // right after the claim does.
 func claimWithoutRunning(t *testing.T, e *env, p *approval.Proposal) {
 	t.Helper()
-	err := e.st.Tx(context.Background(), func(tx *store.Tx) error {
-		_, err := tx.TransitionProposal(store.ProposalChange{ID: p.ID, From: []string{"approved"}, PayloadHash: p.PayloadHash,
-			To: "executing", IdempotencyKey: approval.IdempotencyKey(p.ID, p.PayloadHash)})
-		if err != nil {
-			return err
-		}
-		return tx.Audit(store.AuditEntry{Actor: "system", Action: "executing", ProposalID: p.ID, PayloadHash: p.PayloadHash})
-	})
-	if err != nil {
-		t.Fatal(err)
+	if ok, err := e.gate.ClaimWithoutRunning(context.Background(), p); err != nil || !ok {
+		t.Fatalf("claim: %v %v", ok, err)
 	}
 }
 

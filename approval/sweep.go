@@ -20,11 +20,11 @@ func (g *Gate) Sweep(ctx context.Context) error {
 
 func (g *Gate) expireDue(ctx context.Context) error {
 	now := g.now().UTC()
-	rows, err := g.st.Proposals(ctx, store.ProposalFilter{States: undecided, ExpiresBefore: now, Oldest: true})
+	ps, err := g.records(ctx).list(filter{States: undecided, ExpiresBefore: now, Oldest: true})
 	if err != nil {
 		return fmt.Errorf("approval: expire: %w", err)
 	}
-	for _, r := range rows {
+	for _, r := range ps {
 		if p, err := g.systemTransition(ctx, r, StateExpired, "expired", "not decided by "+r.Expires.Format(time.RFC3339), nil); err != nil {
 			return err
 		} else if p != nil {
@@ -36,11 +36,11 @@ func (g *Gate) expireDue(ctx context.Context) error {
 
 func (g *Gate) wakeSnoozed(ctx context.Context) error {
 	now := g.now().UTC()
-	rows, err := g.st.Proposals(ctx, store.ProposalFilter{States: []string{string(StateSnoozed)}, SnoozedBefore: now, Oldest: true})
+	ps, err := g.records(ctx).list(filter{States: []State{StateSnoozed}, SnoozedBefore: now, Oldest: true})
 	if err != nil {
 		return fmt.Errorf("approval: wake snoozed: %w", err)
 	}
-	for _, r := range rows {
+	for _, r := range ps {
 		var zero time.Time
 		p, err := g.systemTransition(ctx, r, StatePending, "woken", "snooze over", &zero)
 		if err != nil {
@@ -58,30 +58,28 @@ func (g *Gate) wakeSnoozed(ctx context.Context) error {
 
 // systemTransition moves an undecided proposal on the system's behalf; nil
 // when another decision came first.
-func (g *Gate) systemTransition(ctx context.Context, r *store.Proposal, to State, action, detail string, snooze *time.Time) (*Proposal, error) {
-	var after *store.Proposal
+func (g *Gate) systemTransition(ctx context.Context, p *Proposal, to State, action, detail string, snooze *time.Time) (*Proposal, error) {
+	var after *Proposal
 	err := g.st.Tx(ctx, func(tx *store.Tx) error {
-		c := store.ProposalChange{ID: r.ID, From: []string{r.State}, PayloadHash: r.PayloadHash, To: string(to), SnoozeUntil: snooze}
+		r := inTx(tx)
+		c := change{ID: p.ID, From: []State{p.State}, PayloadHash: p.PayloadHash, To: to, SnoozeUntil: snooze}
 		if to == StateExpired {
 			c.Decided, c.DecidedBy = g.now().UTC(), actorSystem
 		}
-		ok, err := tx.TransitionProposal(c)
+		ok, err := r.transition(c)
 		if err != nil || !ok {
 			return err
 		}
-		if err := tx.Audit(store.AuditEntry{Actor: actorSystem, Action: action, ProposalID: r.ID, PayloadHash: r.PayloadHash, Detail: detail}); err != nil {
+		if err := r.audit(AuditEntry{Actor: actorSystem, Action: action, ProposalID: p.ID, PayloadHash: p.PayloadHash, Detail: detail}); err != nil {
 			return err
 		}
-		after, err = tx.Proposal(r.ID)
+		after, err = r.get(p.ID)
 		return err
 	})
 	if err != nil {
-		return nil, fmt.Errorf("approval: %s %s: %w", action, r.ID, err)
+		return nil, fmt.Errorf("approval: %s %s: %w", action, p.ID, err)
 	}
-	if after == nil {
-		return nil, nil
-	}
-	return fromRow(after), nil
+	return after, nil
 }
 
 // ThreadConsumer is the item_events consumer name of SupersedeAnswered.
@@ -111,7 +109,7 @@ func (g *Gate) SupersedeAnswered(ctx context.Context) (int, error) {
 				continue
 			}
 			why := fmt.Sprintf("the owner answered the thread (%s item %s)", it.Source, it.ExternalID)
-			ps, err := g.supersedeThread(tx, it.Thread, it.Time, "", actorGmail, why)
+			ps, err := g.supersedeThread(inTx(tx), it.Thread, it.Time, "", actorGmail, why)
 			if err != nil {
 				return err
 			}

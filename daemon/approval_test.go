@@ -354,10 +354,11 @@ func TestE2EKilledWhileExecutingStillSendsOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	row, err := st.Proposal(context.Background(), p.ID)
+	var state string
+	err = st.DB().QueryRow(`SELECT state FROM proposals WHERE id = ?`, p.ID).Scan(&state)
 	st.Close()
-	if err != nil || row.State != string(approval.StateExecuting) {
-		t.Fatalf("after the kill the proposal is %v (%v), want executing", row, err)
+	if err != nil || state != string(approval.StateExecuting) {
+		t.Fatalf("after the kill the proposal is %q (%v), want executing", state, err)
 	}
 	e.start()
 	e.waitGoogle("the restart to resolve it", func() bool { return e.proposal(p.ID).State == approval.StateExecuted })
