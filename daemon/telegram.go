@@ -36,7 +36,7 @@ func (a *App) openTelegram(ctx context.Context, b *api.Backends) error {
 	}
 	opts := telegram.Options{
 		Token: a.cfg.Telegram.Token.Reveal(), APIURL: a.cfg.Telegram.APIURL, OwnerID: a.cfg.Telegram.OwnerID,
-		Store: a.store, Gate: a.approval.gate, Queue: a.approval.queue, Health: a.health,
+		DB: a.store.DB(), Gate: a.approval.gate, Queue: a.approval.queue, Health: a.health,
 		Log: a.log.With("component", "telegram"), Now: a.store.Now, Location: a.cfg.Location,
 		Settings: a.telegramSettings(),
 	}
@@ -142,7 +142,7 @@ func (t telegramPairing) Pair(ctx context.Context) (*api.PairResponse, error) {
 	if cfg.Telegram.OwnerID != 0 {
 		return nil, api.BadRequest("the owner is Telegram user %d by configuration (OMNIBRAIN_TELEGRAM_OWNER_ID): pairing is not needed", cfg.Telegram.OwnerID)
 	}
-	code, expires, err := telegram.NewPairingCode(ctx, t.a.store, t.a.store.Now(), pairingTTL)
+	code, expires, err := telegram.NewPairingCode(ctx, t.a.store.DB(), t.a.store.Now(), pairingTTL)
 	if err != nil {
 		return nil, err
 	}

@@ -81,7 +81,7 @@ func newDelivery(t *testing.T, n config.Notifications, start time.Time) *deliver
 	d.tg = faketg.New(tgToken)
 	t.Cleanup(d.tg.Close)
 	d.tg.OpenChat(ownerID)
-	bot, err := telegram.New(ctx, telegram.Options{Token: tgToken, APIURL: d.tg.URL(), OwnerID: ownerID, Store: st, Gate: gate, Queue: d.queue, Now: d.clock.Now, Location: houston})
+	bot, err := telegram.New(ctx, telegram.Options{Token: tgToken, APIURL: d.tg.URL(), OwnerID: ownerID, DB: st.DB(), Gate: gate, Queue: d.queue, Now: d.clock.Now, Location: houston})
 	if err != nil {
 		t.Fatal(err)
 	}

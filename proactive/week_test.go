@@ -274,7 +274,7 @@ func TestSimulatedWeek(t *testing.T) {
 	w.tg = faketg.New(tgToken)
 	defer w.tg.Close()
 	w.tg.OpenChat(ownerID)
-	bot, err := telegram.New(ctx, telegram.Options{Token: tgToken, APIURL: w.tg.URL(), OwnerID: ownerID, Store: w.st, Gate: w.gate, Queue: queue, Now: now, Location: houston})
+	bot, err := telegram.New(ctx, telegram.Options{Token: tgToken, APIURL: w.tg.URL(), OwnerID: ownerID, DB: w.st.DB(), Gate: w.gate, Queue: queue, Now: now, Location: houston})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,9 +7,7 @@ package telegram
 
 import (
 	"context"
-	"crypto/rand"
-	"crypto/sha256"
-	"encoding/hex"
+	"database/sql"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -65,19 +63,43 @@ type Briefer interface {
 	Briefing(ctx context.Context, kind string) (string, error)
 }
 
-// Options are the bot's dependencies. Token, APIURL, Store and Gate are
-// required.
+// Gate is the approval gate as the bot uses it: it shows proposals,
+// hears of their changes, and turns the owner's presses and texts into
+// decisions and edits (*approval.Gate).
+type Gate interface {
+	Get(ctx context.Context, id string) (*approval.Proposal, error)
+	List(ctx context.Context, o approval.ListOptions) ([]*approval.Proposal, error)
+	Subscribe(fn func(*approval.Proposal))
+	Approve(ctx context.Context, id, hash string, by approval.Owner) (*approval.Proposal, error)
+	Reject(ctx context.Context, id string, by approval.Owner) (*approval.Proposal, error)
+	Snooze(ctx context.Context, id string, by approval.Owner) (*approval.Proposal, error)
+	EditBody(ctx context.Context, id, body string, by approval.Owner) (*approval.Proposal, error)
+	Revise(ctx context.Context, id string, payload any, origin string, by approval.Owner) (*approval.Proposal, error)
+}
+
+// Queue is the notification queue as /status, /quiet and pairing use it
+// (*notify.Queue).
+type Queue interface {
+	Wake()
+	Counts(ctx context.Context) (map[string]int64, error)
+	QuietUntil(ctx context.Context) (time.Time, error)
+	SetQuiet(ctx context.Context, until time.Time) error
+}
+
+// Options are the bot's dependencies. Token, DB and Gate are required.
 type Options struct {
 	Token   string
 	APIURL  string // bare root: requests go to {APIURL}/bot{token}/{method}
 	OwnerID int64  // configured owner; 0: the user paired with /start CODE
-	Store   *store.Store
-	Gate    *approval.Gate
-	Queue   *notify.Queue // /quiet and /status; optional
-	Chat    Chat          // optional: without it free text gets search results
-	Drafter Drafter       // optional: without it Redraft says it needs a model
-	Search  Searcher      // optional
-	Briefer Briefer       // optional
+	// DB is the omnibrain database, where the bot keeps its own state
+	// (pairing, the last update, which messages show which proposal).
+	DB      *sql.DB
+	Gate    Gate
+	Queue   Queue    // /quiet and /status; optional
+	Chat    Chat     // optional: without it free text gets search results
+	Drafter Drafter  // optional: without it Redraft says it needs a model
+	Search  Searcher // optional
+	Briefer Briefer  // optional
 	Health  *health.Registry
 	Log     *slog.Logger
 	Now     func() time.Time
@@ -93,9 +115,10 @@ type Options struct {
 
 // Bot is the running bot.
 type Bot struct {
-	o   Options
-	tg  *tgbot.Bot
-	log *slog.Logger
+	o     Options
+	tg    *tgbot.Bot
+	log   *slog.Logger
+	state state
 
 	owner atomic.Int64
 	// The last update processed, and when: only touched by the update
@@ -115,8 +138,8 @@ type Bot struct {
 
 // New builds the bot; it does not contact Telegram until Run.
 func New(ctx context.Context, o Options) (*Bot, error) {
-	if o.Token == "" || o.Store == nil || o.Gate == nil {
-		return nil, errors.New("telegram: token, store and gate are required")
+	if o.Token == "" || o.DB == nil || o.Gate == nil {
+		return nil, errors.New("telegram: token, database and gate are required")
 	}
 	if o.APIURL == "" {
 		o.APIURL = "https://api.telegram.org"
@@ -139,18 +162,18 @@ func New(ctx context.Context, o Options) (*Bot, error) {
 	if o.HTTPClient == nil {
 		o.HTTPClient = &http.Client{Timeout: o.PollTimeout + 15*time.Second}
 	}
-	b := &Bot{o: o, log: o.Log, jobs: make(chan func(context.Context), 16),
+	b := &Bot{o: o, log: o.Log, state: state{db: o.DB, now: o.Now}, jobs: make(chan func(context.Context), 16),
 		refreshIDs: map[string]bool{}, refreshSig: make(chan struct{}, 1), partsSent: map[int64]int{}}
 	owner := o.OwnerID
 	if owner == 0 {
-		paired, err := o.Store.TelegramOwner(ctx)
+		paired, err := b.state.owner(ctx)
 		if err != nil {
 			return nil, fmt.Errorf("telegram: %w", err)
 		}
 		owner = paired
 	}
 	b.owner.Store(owner)
-	last, lastAt, err := o.Store.TelegramLastUpdate(ctx)
+	last, lastAt, err := b.state.lastUpdate(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("telegram: %w", err)
 	}
@@ -408,8 +431,8 @@ func (b *Bot) Send(ctx context.Context, m notify.Queued) error {
 	return nil
 }
 
-func storeMessage(p *approval.Proposal, chatID int64, msgID int) store.TelegramMessage {
-	return store.TelegramMessage{ProposalID: p.ID, ChatID: chatID, MessageID: int64(msgID), PayloadHash: p.PayloadHash}
+func shown(p *approval.Proposal, chatID int64, msgID int) shownMessage {
+	return shownMessage{ProposalID: p.ID, ChatID: chatID, MessageID: int64(msgID), PayloadHash: p.PayloadHash}
 }
 
 // sendResuming sends a notification's parts, skipping those a failed
@@ -458,26 +481,4 @@ func classify(err error) error {
 		return &notify.PermanentError{Err: err}
 	}
 	return err
-}
-
-// NewPairingCode makes a one-time code for `/start CODE`, valid for ttl;
-// only its hash is stored.
-func NewPairingCode(ctx context.Context, st *store.Store, now time.Time, ttl time.Duration) (string, time.Time, error) {
-	raw := make([]byte, 10)
-	rand.Read(raw)
-	const alphabet = "abcdefghijkmnpqrstuvwxyz23456789"
-	for i := range raw {
-		raw[i] = alphabet[int(raw[i])%len(alphabet)]
-	}
-	code := string(raw)
-	expires := now.Add(ttl)
-	if err := st.AddPairingCode(ctx, hashCode(code), expires); err != nil {
-		return "", time.Time{}, fmt.Errorf("telegram: %w", err)
-	}
-	return code, expires, nil
-}
-
-func hashCode(code string) string {
-	sum := sha256.Sum256([]byte("omnibrain-pairing\x00" + strings.ToLower(strings.TrimSpace(code))))
-	return hex.EncodeToString(sum[:])
 }

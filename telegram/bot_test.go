@@ -112,7 +112,7 @@ func start(t testing.TB, s setup) *harness {
 		t.Fatal(err)
 	}
 	h.bot, err = telegram.New(ctx, telegram.Options{
-		Token: token, APIURL: h.tg.URL(), OwnerID: s.ownerID, Store: st, Gate: h.gate, Queue: h.queue,
+		Token: token, APIURL: h.tg.URL(), OwnerID: s.ownerID, DB: st.DB(), Gate: h.gate, Queue: h.queue,
 		Chat: s.chat, Drafter: s.drafter, Search: s.search, Briefer: s.briefer, Health: h.health, Now: h.clock.Now, Location: time.UTC,
 		Settings: "timezone UTC", PollTimeout: 2 * time.Second,
 	})
@@ -533,7 +533,10 @@ func TestLastUpdatePersistsAcrossRestart(t *testing.T) {
 	m := h.shown(p)
 	upd, qid := tg.Press(owner, owner.ID, m.ID, data(m, "Snooze"))
 	h.answered(qid)
-	h.wait("the update recorded", func() bool { id, _, _ := h.st.TelegramLastUpdate(context.Background()); return id == upd })
+	h.wait("the update recorded", func() bool {
+		id, _, _ := telegram.StateOf(h.st.DB(), h.clock.Now).LastUpdate(context.Background())
+		return id == upd
+	})
 	h.stop()
 
 	answers := len(tg.Answers())
@@ -583,7 +586,7 @@ func TestUpdateIDsReseededAfterAQuietWeek(t *testing.T) {
 	h.wait("the status after a quiet week", func() bool { return statusReplies() == 2 })
 	tg.SendText(owner, "/status")
 	h.wait("the next status", func() bool { return statusReplies() == 3 })
-	h.wait("the lower id recorded", func() bool { id, _, _ := h.st.TelegramLastUpdate(context.Background()); return id == 8 })
+	h.wait("the lower id recorded", func() bool { id, _, _ := telegram.StateOf(h.st.DB(), h.clock.Now).LastUpdate(context.Background()); return id == 8 })
 	h.stop()
 
 	tg.Redeliver(8)
@@ -600,7 +603,7 @@ func TestPairing(t *testing.T) {
 	h := start(t, setup{})
 	ctx := context.Background()
 	p := h.propose("waiting for an owner")
-	code, _, err := telegram.NewPairingCode(ctx, h.st, h.clock.Now(), 10*time.Minute)
+	code, _, err := telegram.NewPairingCode(ctx, h.st.DB(), h.clock.Now(), 10*time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -625,13 +628,13 @@ func TestPairing(t *testing.T) {
 	if h.bot.Owner() != owner.ID {
 		t.Fatal("a used code paired someone else")
 	}
-	if id, _ := h.st.TelegramOwner(ctx); id != owner.ID {
+	if id, _ := telegram.StateOf(h.st.DB(), h.clock.Now).Owner(ctx); id != owner.ID {
 		t.Errorf("stored owner %d", id)
 	}
 	// An expired code pairs nobody.
-	code2, _, _ := telegram.NewPairingCode(ctx, h.st, h.clock.Now(), time.Minute)
+	code2, _, _ := telegram.NewPairingCode(ctx, h.st.DB(), h.clock.Now(), time.Minute)
 	h.clock.Add(2 * time.Minute)
-	if ok, _ := h.st.UsePairingCode(ctx, telegram.HashCode(code2), stranger.ID); ok {
+	if ok, _ := telegram.StateOf(h.st.DB(), h.clock.Now).UsePairingCode(ctx, code2, stranger.ID); ok {
 		t.Error("expired code accepted")
 	}
 }
@@ -909,7 +912,7 @@ func TestRedraftAndEditNeedText(t *testing.T) {
 	}
 	// Nothing waits for text: the next message goes to the chat, and the
 	// proposal is still the one shown.
-	if aw, _ := h.st.TelegramAwaiting(context.Background()); aw != "" {
+	if aw, _ := telegram.StateOf(h.st.DB(), h.clock.Now).Awaiting(context.Background()); aw != "" {
 		t.Errorf("awaiting %q", aw)
 	}
 	if h.state(p.ID) != approval.StatePending {
@@ -934,7 +937,7 @@ func TestStaleEditPressShowsOutcome(t *testing.T) {
 		cur, _ := h.tg.Message(owner.ID, m.ID)
 		return cur.Keyboard == nil && strings.Contains(cur.Text, "Rejected")
 	})
-	if aw, _ := h.st.TelegramAwaiting(context.Background()); aw != "" {
+	if aw, _ := telegram.StateOf(h.st.DB(), h.clock.Now).Awaiting(context.Background()); aw != "" {
 		t.Errorf("awaiting %q after a stale press", aw)
 	}
 }

@@ -106,7 +106,7 @@ func (b *Bot) recordMessage(ctx context.Context, p *approval.Proposal, ids []int
 	if len(ids) == 0 {
 		return
 	}
-	if err := b.o.Store.AddTelegramMessage(ctx, storeMessage(p, b.Owner(), ids[len(ids)-1])); err != nil {
+	if err := b.state.addMessage(ctx, shown(p, b.Owner(), ids[len(ids)-1])); err != nil {
 		b.log.Error("telegram: could not record the proposal message", "proposal", p.ID, "err", err)
 		return
 	}

@@ -41,7 +41,7 @@ func (b *Bot) onUpdate(ctx context.Context, _ *tgbot.Bot, upd *models.Update) {
 	}
 	b.HandleUpdate(ctx, upd)
 	b.lastUpdate, b.lastUpdateAt = upd.ID, received
-	if err := b.o.Store.SetTelegramLastUpdate(context.WithoutCancel(ctx), upd.ID); err != nil {
+	if err := b.state.setLastUpdate(context.WithoutCancel(ctx), upd.ID); err != nil {
 		b.log.Error("telegram: could not record the update id", "update_id", upd.ID, "err", err)
 	}
 }
@@ -116,7 +116,7 @@ func (b *Bot) pair(ctx context.Context, m *models.Message, code string) {
 		b.stranger("/start", m.From.ID, m.Chat.ID)
 		return
 	}
-	ok, err := b.o.Store.UsePairingCode(ctx, hashCode(code), m.From.ID)
+	ok, err := b.state.usePairingCode(ctx, hashCode(code), m.From.ID)
 	if err != nil {
 		b.log.Error("telegram: pairing failed", "err", err)
 		return
@@ -144,7 +144,7 @@ type awaited struct {
 const awaitTTL = time.Hour
 
 func (b *Bot) awaiting(ctx context.Context) *awaited {
-	v, err := b.o.Store.TelegramAwaiting(ctx)
+	v, err := b.state.awaiting(ctx)
 	if err != nil || v == "" {
 		return nil
 	}
@@ -161,7 +161,7 @@ func (b *Bot) setAwaiting(ctx context.Context, a *awaited) {
 		raw, _ := json.Marshal(a)
 		v = string(raw)
 	}
-	if err := b.o.Store.SetTelegramAwaiting(ctx, v); err != nil {
+	if err := b.state.setAwaiting(ctx, v); err != nil {
 		b.log.Error("telegram: could not save what I wait for", "err", err)
 	}
 }
@@ -301,7 +301,7 @@ func (b *Bot) onCallback(ctx context.Context, q *models.CallbackQuery) {
 // made, so an edit never shows an older state than a later one.
 func (b *Bot) showOutcome(ctx context.Context, chatID int64, msgID int, p *approval.Proposal) {
 	if msgID != 0 {
-		if err := b.o.Store.AddTelegramMessage(ctx, storeMessage(p, chatID, msgID)); err != nil {
+		if err := b.state.addMessage(ctx, shown(p, chatID, msgID)); err != nil {
 			b.log.Error("telegram: could not record the proposal message", "proposal", p.ID, "err", err)
 		}
 	}
@@ -405,7 +405,7 @@ func (b *Bot) refresher(ctx context.Context) {
 			if err != nil {
 				continue
 			}
-			msgs, err := b.o.Store.TelegramMessages(ctx, id)
+			msgs, err := b.state.messages(ctx, id)
 			if err != nil {
 				b.log.Warn("telegram: could not read proposal messages", "err", err)
 				continue
