@@ -57,7 +57,7 @@ func fromMS(v int64) time.Time {
 const proposalColumns = `id, kind, state, title, reason, origin, payload, payload_hash, item_id, thread, created, expires,
 	decided, decided_by, snooze_until, supersedes, superseded_by, idempotency_key, attempts, remote_id, error`
 
-func scanProposal(row interface{ Scan(...any) error }) (*Proposal, error) {
+func scanProposal(row store.Scanner) (*Proposal, error) {
 	var p Proposal
 	var payload string
 	var created, expires, decided, snooze int64
@@ -113,7 +113,7 @@ func (r records) list(f filter) ([]*Proposal, error) {
 	var where []string
 	var args []any
 	if len(f.States) > 0 {
-		where = append(where, `state IN (`+placeholders(len(f.States))+`)`)
+		where = append(where, `state IN (`+store.Placeholders(len(f.States))+`)`)
 		for _, st := range f.States {
 			args = append(args, st)
 		}
@@ -152,24 +152,11 @@ func (r records) list(f filter) ([]*Proposal, error) {
 	}
 	q += ` LIMIT ?`
 	args = append(args, f.Limit)
-	rows, err := r.q.QueryContext(r.ctx, q, args...)
+	out, err := store.Collect(r.ctx, r.q, scanProposal, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("list proposals: %w", err)
 	}
-	defer rows.Close()
-	var out []*Proposal
-	for rows.Next() {
-		p, err := scanProposal(rows)
-		if err != nil {
-			return nil, fmt.Errorf("list proposals: %w", err)
-		}
-		out = append(out, p)
-	}
-	return out, rows.Err()
-}
-
-func placeholders(n int) string {
-	return strings.TrimSuffix(strings.Repeat("?, ", n), ", ")
+	return out, nil
 }
 
 // change is a compare-and-set transition: it applies only while the
@@ -232,7 +219,7 @@ func (r records) transition(c change) (bool, error) {
 		set = append(set, `error = ?`)
 		args = append(args, *c.Error)
 	}
-	q := `UPDATE proposals SET ` + strings.Join(set, ", ") + ` WHERE id = ? AND payload_hash = ? AND state IN (` + placeholders(len(c.From)) + `)`
+	q := `UPDATE proposals SET ` + strings.Join(set, ", ") + ` WHERE id = ? AND payload_hash = ? AND state IN (` + store.Placeholders(len(c.From)) + `)`
 	args = append(args, c.ID, c.PayloadHash)
 	for _, f := range c.From {
 		args = append(args, f)
@@ -295,20 +282,15 @@ func (r records) auditLog(id string, limit int) ([]AuditEntry, error) {
 	}
 	q = `SELECT * FROM (` + q + ` ORDER BY id DESC LIMIT ?) ORDER BY id`
 	args = append(args, limit)
-	rows, err := r.q.QueryContext(r.ctx, q, args...)
+	out, err := store.Collect(r.ctx, r.q, func(row store.Scanner) (AuditEntry, error) {
+		var e AuditEntry
+		var t int64
+		err := row.Scan(&e.ID, &t, &e.Actor, &e.Action, &e.ProposalID, &e.PayloadHash, &e.Detail)
+		e.Time = fromMS(t)
+		return e, err
+	}, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("read audit log: %w", err)
 	}
-	defer rows.Close()
-	var out []AuditEntry
-	for rows.Next() {
-		var e AuditEntry
-		var t int64
-		if err := rows.Scan(&e.ID, &t, &e.Actor, &e.Action, &e.ProposalID, &e.PayloadHash, &e.Detail); err != nil {
-			return nil, fmt.Errorf("read audit log: %w", err)
-		}
-		e.Time = fromMS(t)
-		out = append(out, e)
-	}
-	return out, rows.Err()
+	return out, nil
 }

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/omnibrain/omnibrain/store"
 )
 
 // state is the bot's own persistent state in the omnibrain database (the
@@ -66,21 +68,16 @@ func (s state) addMessage(ctx context.Context, m shownMessage) error {
 
 // messages returns the messages that show a proposal, oldest first.
 func (s state) messages(ctx context.Context, proposalID string) ([]shownMessage, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT proposal_id, chat_id, message_id, payload_hash FROM telegram_messages
+	out, err := store.Collect(ctx, s.db, func(r store.Scanner) (shownMessage, error) {
+		var m shownMessage
+		err := r.Scan(&m.ProposalID, &m.ChatID, &m.MessageID, &m.PayloadHash)
+		return m, err
+	}, `SELECT proposal_id, chat_id, message_id, payload_hash FROM telegram_messages
 		WHERE proposal_id = ? ORDER BY created, message_id`, proposalID)
 	if err != nil {
 		return nil, fmt.Errorf("read telegram messages: %w", err)
 	}
-	defer rows.Close()
-	var out []shownMessage
-	for rows.Next() {
-		var m shownMessage
-		if err := rows.Scan(&m.ProposalID, &m.ChatID, &m.MessageID, &m.PayloadHash); err != nil {
-			return nil, fmt.Errorf("read telegram messages: %w", err)
-		}
-		out = append(out, m)
-	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // addPairingCode stores the hash of a one-time pairing code, pruning
