@@ -586,7 +586,10 @@ func TestUpdateIDsReseededAfterAQuietWeek(t *testing.T) {
 	h.wait("the status after a quiet week", func() bool { return statusReplies() == 2 })
 	tg.SendText(owner, "/status")
 	h.wait("the next status", func() bool { return statusReplies() == 3 })
-	h.wait("the lower id recorded", func() bool { id, _, _ := telegram.StateOf(h.st.DB(), h.clock.Now).LastUpdate(context.Background()); return id == 8 })
+	h.wait("the lower id recorded", func() bool {
+		id, _, _ := telegram.StateOf(h.st.DB(), h.clock.Now).LastUpdate(context.Background())
+		return id == 8
+	})
 	h.stop()
 
 	tg.Redeliver(8)
