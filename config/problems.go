@@ -17,8 +17,8 @@ import (
 
 // Problem is one thing wrong with the configuration.
 type Problem struct {
-	Line int // in config.yaml; 0 when it is not on a line of the file
-	Text string
+	Line int    `json:"line,omitempty"` // in config.yaml; 0 when it is not on a line of the file
+	Text string `json:"text"`
 }
 
 // Error is every problem found in the configuration at once, so the owner

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/omnibrain/omnibrain/api"
@@ -34,6 +35,14 @@ func collectCommand() *command {
 				}
 			} else {
 				printCollect(e, res)
+			}
+			if len(args) == 0 && !slices.ContainsFunc(res, func(r api.CollectResult) bool { return r.State != "disabled" }) {
+				// Nothing set up is no success either, as for `collect gmail`.
+				err := errors.New("nothing is set up to collect from (connect an account: omnibrain auth google, omnibrain auth github)")
+				if e.json {
+					return errSilent
+				}
+				return err
 			}
 			for _, r := range res {
 				var err error

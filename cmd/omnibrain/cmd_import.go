@@ -77,8 +77,15 @@ func importCommand() *command {
 				fail = fmt.Errorf("found nothing to import in %s: is it the right path, and a %s?", abs, format)
 			case sum.Added+sum.Updated+sum.Unchanged == 0:
 				fail = fmt.Errorf("nothing in %s could be imported as %s (see the reasons above)", abs, format)
+			case len(sum.Failed) > 0:
+				// Exit status 3: a script must not take it for a whole import.
+				fail = partialError{fmt.Errorf("%d of %d could not be imported (listed above); the rest is stored", len(sum.Failed), sum.Seen)}
 			}
 			if fail != nil && e.json {
+				var pe partialError
+				if errors.As(fail, &pe) {
+					return partialError{errSilent}
+				}
 				return errSilent
 			}
 			return fail

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/omnibrain/omnibrain/api"
+	"github.com/omnibrain/omnibrain/internal/suggest"
 )
 
 func searchCommand() *command {
@@ -59,6 +60,9 @@ func searchCommand() *command {
 			}
 			c, err := e.api(ctx)
 			if err != nil {
+				return err
+			}
+			if err := checkSources(ctx, c, source); err != nil {
 				return err
 			}
 			hits, err := c.Search(ctx, req)
@@ -140,4 +144,38 @@ func periodText(since, until time.Time, loc *time.Location) string {
 		return from.Format(time.DateOnly)
 	}
 	return from.Format(time.DateOnly) + " to " + to.Format(time.DateOnly)
+}
+
+// knownSources are the sources and kinds omnibrain's own collectors and
+// importers store; a JSONL import adds the sources its lines name.
+var knownSources = []string{"gmail", "calendar", "github", "mbox", "maildir", "email", "event", "notification", "pr", "issue", "document"}
+
+// checkSources rejects a --source that names nothing omnibrain stores: a
+// typo would otherwise read as "nothing found".
+func checkSources(ctx context.Context, c *api.Client, list string) error {
+	if list == "" {
+		return nil
+	}
+	st, err := c.Status(ctx)
+	if err != nil {
+		return apiError(err)
+	}
+	valid := slices.Clone(knownSources)
+	for _, sc := range st.Items {
+		if !slices.Contains(valid, sc.Source) {
+			valid = append(valid, sc.Source)
+		}
+	}
+	for _, src := range strings.Split(list, ",") {
+		src = strings.TrimSpace(src)
+		if src == "" || slices.Contains(valid, src) {
+			continue
+		}
+		hint := ""
+		if s := suggest.Closest(src, valid); s != "" {
+			hint = fmt.Sprintf(" (did you mean %q?)", s)
+		}
+		return usagef("search: unknown --source %q%s: want one of %s", src, hint, strings.Join(valid, ", "))
+	}
+	return nil
 }

@@ -24,16 +24,14 @@ func telegramCommand() *command {
 				return apiError(err)
 			}
 			// A note means the code cannot reach anyone yet (no bot token):
-			// a code to send to no bot is not a success, and the note says
-			// to pair again once the bot runs.
-			if e.json {
-				if err := e.printJSON(res); err != nil || res.Note == "" {
-					return err
-				}
-				return errSilent
-			}
+			// a code to send to no bot is not a success, and is not shown,
+			// with or without --json; the note says to pair again once the
+			// bot runs.
 			if res.Note != "" {
 				return fmt.Errorf("telegram pair: %s", res.Note)
+			}
+			if e.json {
+				return e.printJSON(res)
 			}
 			e.printf("Send this message to your bot in Telegram within %s:\n\n    /start %s\n\n", time.Until(res.Expires).Round(time.Minute), res.Code)
 			e.printf("The code works once. Whoever sends it becomes the only person the bot answers.\n")

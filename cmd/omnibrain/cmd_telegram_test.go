@@ -101,9 +101,11 @@ func TestTelegramPairWithoutTokenFails(t *testing.T) {
 	if err == nil || errors.As(err, &ue) || strings.Contains(out, "/start") || !strings.Contains(err.Error(), "OMNIBRAIN_TELEGRAM_TOKEN") {
 		t.Errorf("telegram pair: %v\n%s", err, out)
 	}
+	// Under --json: one error object, and no code that cannot be used.
 	out, err = runInProcess(t, env, "telegram", "pair", "--json")
-	var res struct{ Note string }
-	if !errors.Is(err, errSilent) || json.Unmarshal([]byte(out), &res) != nil || !strings.Contains(res.Note, "OMNIBRAIN_TELEGRAM_TOKEN") {
+	var res jsonError
+	if !errors.Is(err, errSilent) || json.Unmarshal([]byte(out), &res) != nil || !strings.Contains(res.Error.Message, "OMNIBRAIN_TELEGRAM_TOKEN") ||
+		strings.Contains(out, "expires") {
 		t.Errorf("telegram pair --json: %v\n%s", err, out)
 	}
 }

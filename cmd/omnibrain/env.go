@@ -161,13 +161,14 @@ func (e *env) printJSON(v any) error {
 // printf writes human output.
 func (e *env) printf(format string, args ...any) { fmt.Fprintf(e.stdout, format, args...) }
 
-// apiError turns an API error into a plain one for the user.
+// apiError turns an API error into one for the user: the message without
+// the API's class prefix, the code kept for --json.
 func apiError(err error) error {
 	var ae *api.Error
 	if errors.As(err, &ae) {
 		// The API prefixes its class ("not found: …"); the rest already
 		// says it in words.
-		return errors.New(strings.TrimPrefix(ae.Message, "not found: "))
+		return &api.Error{Status: ae.Status, Code: ae.Code, Message: strings.TrimPrefix(ae.Message, "not found: ")}
 	}
 	return err
 }

@@ -176,3 +176,78 @@ func writeFile(t *testing.T, path, body string) {
 		t.Fatal(err)
 	}
 }
+
+// Exit statuses tell success, failure, a command-line mistake and a
+// partial import apart, and under --json every outcome is one JSON
+// document on stdout.
+func TestExitStatusesAndJSONErrors(t *testing.T) {
+	fixtures, err := filepath.Abs(filepath.Join("..", "..", "collectors", "importer", "testdata"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	home := t.TempDir()
+
+	// A partial import: exit 3, the summary lists what failed.
+	out, errOut, code := runCLI(t, home, "import", "jsonl", filepath.Join(fixtures, "bad.jsonl"))
+	if code != exitPartial || !strings.Contains(out, "failed     6") || !strings.Contains(errOut, "6 of 8 could not be imported") {
+		t.Fatalf("partial import: exit %d\n%s\n%s", code, out, errOut)
+	}
+	out, _, code = runCLI(t, home, "import", "jsonl", filepath.Join(fixtures, "bad.jsonl"), "--json")
+	var sum api.ImportSummary
+	if code != exitPartial || json.Unmarshal([]byte(out), &sum) != nil || len(sum.Failed) != 6 {
+		t.Fatalf("partial import --json: exit %d\n%s", code, out)
+	}
+	// A whole one: 0.
+	if _, errOut, code := runCLI(t, home, "import", "jsonl", filepath.Join(fixtures, "good.jsonl")); code != 0 {
+		t.Fatalf("good import: exit %d\n%s", code, errOut)
+	}
+
+	// Collecting with nothing set up fails, with or without a name.
+	for _, args := range [][]string{{"collect"}, {"collect", "gmail"}} {
+		if _, errOut, code := runCLI(t, home, args...); code != exitFailure || !strings.Contains(errOut, "set up") {
+			t.Errorf("%v: exit %d\n%s", args, code, errOut)
+		}
+	}
+
+	jsonCases := []struct {
+		args []string
+		code int
+		kind string
+		want string
+	}{
+		{[]string{"explain", "no-such-id"}, exitFailure, "not_found", "no-such-id"},
+		{[]string{"telegram", "pair"}, exitFailure, "failed", "OMNIBRAIN_TELEGRAM_TOKEN"},
+		{[]string{"search", "--source", "gmial", "budget"}, exitUsage, "usage", `unknown --source "gmial" (did you mean "gmail"?)`},
+		{[]string{"frobnicate"}, exitUsage, "usage", "unknown command"},
+		{[]string{"collect"}, exitFailure, "", ""}, // its results are the JSON
+	}
+	for _, tc := range jsonCases {
+		out, errOut, code := runCLI(t, home, append(tc.args, "--json")...)
+		if code != tc.code {
+			t.Errorf("%v --json: exit %d, want %d\n%s\n%s", tc.args, code, tc.code, out, errOut)
+			continue
+		}
+		dec := json.NewDecoder(strings.NewReader(out))
+		var doc any
+		if err := dec.Decode(&doc); err != nil || dec.More() {
+			t.Errorf("%v --json: stdout is not one JSON document (%v):\n%s", tc.args, err, out)
+			continue
+		}
+		if tc.kind == "" {
+			continue
+		}
+		var je jsonError
+		json.Unmarshal([]byte(out), &je)
+		if je.Error.Code != tc.kind || !strings.Contains(je.Error.Message, tc.want) {
+			t.Errorf("%v --json: %s, want code %q and %q", tc.args, out, tc.kind, tc.want)
+		}
+		if strings.Contains(out, "/start") || strings.Contains(out, "expires") {
+			t.Errorf("%v --json shows a pairing code that cannot be used:\n%s", tc.args, out)
+		}
+	}
+
+	// A known source with nothing in it yet is no mistake.
+	if out, errOut, code := runCLI(t, home, "search", "--source", "gmail", "budget"); code != 0 {
+		t.Errorf("search --source gmail: exit %d\n%s\n%s", code, out, errOut)
+	}
+}

@@ -156,9 +156,10 @@ func TestImportCommand(t *testing.T) {
 		t.Fatalf("summary %+v", sum)
 	}
 
+	// Some lines failed: the rest is stored, and the exit status says so.
 	out, _, err = runImport(t, home, "jsonl", "bad.jsonl")
-	if err != nil {
-		t.Fatal(err)
+	if exitStatus(err) != exitPartial {
+		t.Fatalf("import of a partly bad file: %v (exit %d), want exit %d", err, exitStatus(err), exitPartial)
 	}
 	for _, want := range []string{"added      2", "failed     6", "bad.jsonl: line 2: invalid JSON", `bad.jsonl: line 4: "time" "yesterday" is not RFC 3339`} {
 		if !strings.Contains(out, want) {

@@ -10,10 +10,13 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 	"unicode/utf8"
 
+	"github.com/omnibrain/omnibrain/api"
+	"github.com/omnibrain/omnibrain/config"
 	"github.com/omnibrain/omnibrain/daemon"
 	"github.com/omnibrain/omnibrain/internal/suggest"
 )
@@ -30,17 +33,32 @@ func main() {
 	}()
 	err := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv)
 	stop()
-	if err != nil {
-		var ue usageError
-		if errors.As(err, &ue) {
-			fmt.Fprintf(os.Stderr, "omnibrain: %v\n", err)
-			os.Exit(2)
-		}
-		if !errors.Is(err, errSilent) {
-			fmt.Fprintf(os.Stderr, "omnibrain: %v\n", err)
-		}
-		os.Exit(1)
+	if err != nil && !errors.Is(err, errSilent) {
+		fmt.Fprintf(os.Stderr, "omnibrain: %v\n", err)
 	}
+	os.Exit(exitStatus(err))
+}
+
+// Exit statuses, as --help and the README document them.
+const (
+	exitOK      = 0
+	exitFailure = 1
+	exitUsage   = 2 // a mistake in the command line
+	exitPartial = 3 // done, but part of it failed (an import with messages it could not read)
+)
+
+func exitStatus(err error) int {
+	var ue usageError
+	var pe partialError
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.As(err, &ue):
+		return exitUsage
+	case errors.As(err, &pe):
+		return exitPartial
+	}
+	return exitFailure
 }
 
 // command is one CLI subcommand.
@@ -88,10 +106,73 @@ func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(fo
 // errSilent is returned when the error has already been printed.
 var errSilent = errors.New("failed")
 
+// partialError is a command that did its work but not all of it: exit
+// status 3, so a script can tell it from both success and failure.
+type partialError struct{ err error }
+
+func (e partialError) Error() string { return e.err.Error() }
+func (e partialError) Unwrap() error { return e.err }
+
+// shownError is an error already printed as JSON; it keeps err's exit
+// status and is not printed again.
+type shownError struct{ err error }
+
+func (e shownError) Error() string   { return e.err.Error() }
+func (e shownError) Unwrap() []error { return []error{e.err, errSilent} }
+
+// jsonError is the one JSON object an error is under --json: the API's
+// error shape, {"error": {"code", "message"}}, with a config file's
+// problems listed.
+type jsonError struct {
+	Error struct {
+		Code     string           `json:"code"`
+		Message  string           `json:"message"`
+		File     string           `json:"file,omitempty"`
+		Problems []config.Problem `json:"problems,omitempty"`
+	} `json:"error"`
+}
+
+func newJSONError(err error) jsonError {
+	var j jsonError
+	j.Error.Message = err.Error()
+	var ue usageError
+	var pe partialError
+	var ce *config.Error
+	var ae *api.Error
+	switch {
+	case errors.As(err, &ue):
+		j.Error.Code = "usage"
+	case errors.As(err, &pe):
+		j.Error.Code = "partial"
+	case errors.As(err, &ce):
+		j.Error.Code = "config"
+		j.Error.File, j.Error.Problems = ce.File, ce.Problems
+	case errors.As(err, &ae) && ae.Code != "":
+		j.Error.Code = ae.Code
+	default:
+		j.Error.Code = "failed"
+	}
+	return j
+}
+
+// run runs the command line args. Under --json, an error is printed as
+// one JSON object on stdout (the returned error then says it was shown).
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) error {
 	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, getenv: getenv}
 	defer e.close()
 	daemon.Version = version
+	err := dispatch(ctx, e, args)
+	if err == nil || !e.json || errors.Is(err, errSilent) {
+		return err
+	}
+	if perr := e.printJSON(newJSONError(err)); perr != nil {
+		return err
+	}
+	return shownError{err}
+}
+
+// dispatch parses the global flags and runs the command.
+func dispatch(ctx context.Context, e *env, args []string) error {
 
 	global := flag.NewFlagSet("omnibrain", flag.ContinueOnError)
 	global.SetOutput(io.Discard)
@@ -100,7 +181,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	showVersion := global.Bool("version", false, "print the version")
 	if err := global.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			printUsage(stdout)
+			printUsage(e.stdout)
 			return nil
 		}
 		return usagef("%v (see omnibrain --help)", err)
@@ -110,7 +191,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		rest = []string{"version"}
 	}
 	if len(rest) == 0 {
-		printUsage(stderr)
+		printUsage(e.stderr)
 		return usagef("no command given")
 	}
 	name := rest[0]
@@ -118,7 +199,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		if len(rest) > 1 {
 			name, rest = rest[1], []string{rest[1], "--help"}
 		} else {
-			printUsage(stdout)
+			printUsage(e.stdout)
 			return nil
 		}
 	}
@@ -134,7 +215,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		}
 		pos, err := parseInterspersed(fs, rest[1:])
 		if errors.Is(err, flag.ErrHelp) {
-			printCommandUsage(stdout, c, fs)
+			printCommandUsage(e.stdout, c, fs)
 			return nil
 		}
 		if err != nil {
@@ -142,6 +223,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		}
 		return c.run(ctx, e, pos)
 	}
+	// The command's flags were never parsed: an error still honours --json.
+	e.json = e.json || slices.Contains(rest, "--json") || slices.Contains(rest, "-json")
 	names := make([]string, 0, len(commands()))
 	for _, c := range commands() {
 		names = append(names, c.name)
@@ -197,6 +280,10 @@ Global flags (before or after the command):
 Configuration: HOME/config.yaml, then OMNIBRAIN_* environment variables
 (OMNIBRAIN_TELEGRAM_TOKEN, OMNIBRAIN_LLM_PROVIDER, …), then flags; see the
 README. 'omnibrain doctor' checks it and says how to fix what is wrong.
+
+Exit status: 0 success, 1 failure, 2 a mistake in the command line, 3 done
+but partly failed (an import with messages it could not read). With --json,
+an error is one JSON object on stdout: {"error": {"code", "message"}}.
 
 Run 'omnibrain <command> --help' for a command's flags.
 `)
