@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"unicode/utf8"
+
+	"github.com/omnibrain/omnibrain/internal/tokenize"
 )
 
 // DefaultDimension is the length of the built-in embedder's vectors, the
@@ -145,7 +147,7 @@ func (b *Builtin) project(text string, weight func(string) float64, withWide boo
 // stemmed word unigrams (sublinear term frequency; word is true), character
 // 3/4-grams of each word and bigrams of neighbouring content words.
 func features(text string, weight func(string) float64, emit func(h uint64, w float64, word bool)) {
-	words := ContentWords(text)
+	words := tokenize.ContentWords(text)
 	if len(words) == 0 {
 		return
 	}
@@ -157,7 +159,7 @@ func features(text string, weight func(string) float64, emit func(h uint64, w fl
 	order := make([]string, 0, len(words))
 	seq := make([]string, len(words))
 	for i, w := range words {
-		s := Stem(w)
+		s := tokenize.Stem(w)
 		seq[i] = s
 		if wi, ok := stems[s]; ok {
 			wi.tf++

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/omnibrain/omnibrain/internal/tokenize"
 )
 
 func dot(a, b []float32) float64 {
@@ -90,35 +92,6 @@ func TestBuiltinQueryWeightsFavourRareWords(t *testing.T) {
 	}
 	if dot(q, rare) <= dot(q, common) {
 		t.Fatalf("rare-word document %.3f should beat common-word document %.3f", dot(q, rare), dot(q, common))
-	}
-}
-
-func TestStem(t *testing.T) {
-	for _, tc := range []struct{ in, want string }{
-		{"painting", "paint"}, {"painted", "paint"}, {"paints", "paint"},
-		{"running", "run"}, {"agencies", "agency"}, {"classes", "class"},
-		{"dancing", "danc"}, {"dance", "danc"}, {"bus", "bus"}, {"analysis", "analysis"},
-		{"go", "go"}, {"köln", "köln"}, {"2023", "2023"},
-	} {
-		if got := Stem(tc.in); got != tc.want {
-			t.Errorf("Stem(%q) = %q, want %q", tc.in, got, tc.want)
-		}
-	}
-}
-
-func TestWords(t *testing.T) {
-	got := Words("Caroline's LGBTQ+ group, 8 May-2023; e-mail: Bob@Example.com")
-	want := []string{"caroline", "s", "lgbtq", "group", "8", "may", "2023", "e", "mail", "bob", "example", "com"}
-	if len(got) != len(want) {
-		t.Fatalf("Words = %q, want %q", got, want)
-	}
-	for i := range want {
-		if got[i] != want[i] {
-			t.Fatalf("Words = %q, want %q", got, want)
-		}
-	}
-	if cw := ContentWords("What did Caroline research?"); len(cw) != 2 || cw[0] != "caroline" || cw[1] != "research" {
-		t.Fatalf("ContentWords = %q", cw)
 	}
 }
 
@@ -216,7 +189,7 @@ func charGramsByRunes(word string) []uint64 {
 }
 
 func TestCharGramsMatchTheRuneForm(t *testing.T) {
-	words := append(Words("a ab abc pipeline Überweisung naïve 日本語のテキスト اختبار ｆｕｌｌ　ｗｉｄｔｈ emoji🙂text"),
+	words := append(tokenize.Words("a ab abc pipeline Überweisung naïve 日本語のテキスト اختبار ｆｕｌｌ　ｗｉｄｔｈ emoji🙂text"),
 		strings.Repeat("long", 40), "x\u0301y", "ß")
 	for _, w := range words {
 		var got []uint64

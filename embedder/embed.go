@@ -25,7 +25,7 @@ type Embedder interface {
 
 // QueryEmbedder is implemented by embedders that weigh query words by how
 // rare they are in the corpus. weight returns the inverse document
-// frequency of a word as produced by Words.
+// frequency of a word as produced by tokenize.Words.
 type QueryEmbedder interface {
 	EmbedQuery(ctx context.Context, text string, weight func(word string) float64) ([]float32, error)
 }

@@ -2,9 +2,8 @@ package store
 
 import (
 	"strings"
-	"unicode"
 
-	"github.com/omnibrain/omnibrain/embedder"
+	"github.com/omnibrain/omnibrain/internal/tokenize"
 )
 
 // queryTerm is one thing to look for: a word or a quoted phrase.
@@ -46,7 +45,7 @@ func parseQueryTerms(text string) []queryTerm {
 				continue
 			}
 			if end > 0 {
-				ws := embedder.Words(text[i+1 : i+1+end])
+				ws := tokenize.Words(text[i+1 : i+1+end])
 				switch {
 				case len(ws) > 1:
 					add(queryTerm{Words: ws, Phrase: true}, false)
@@ -66,21 +65,21 @@ func parseQueryTerms(text string) []queryTerm {
 		}
 		segment := text[i : i+j]
 		atEnd := i+j == len(text)
-		for _, w := range wordSpans(segment) {
-			t := queryTerm{Words: []string{w.word}}
+		for _, w := range tokenize.Spans(segment) {
+			t := queryTerm{Words: []string{w.Word}}
 			next := byte(0)
-			if w.end < len(segment) {
-				next = segment[w.end]
+			if w.End < len(segment) {
+				next = segment[w.End]
 			}
 			switch {
 			case next == '*':
 				t.Prefix = true
-			case atEnd && w.end == len(segment) && len([]rune(w.word)) >= 3 && !embedder.StopWord(w.word):
+			case atEnd && w.End == len(segment) && len([]rune(w.Word)) >= 3 && !tokenize.StopWord(w.Word):
 				// The last word of a query without a closing space or
 				// punctuation may be unfinished.
 				t.Prefix = true
 			}
-			add(t, embedder.StopWord(w.word) && !t.Prefix)
+			add(t, tokenize.StopWord(w.Word) && !t.Prefix)
 		}
 		i += j
 	}
@@ -93,36 +92,9 @@ func parseQueryTerms(text string) []queryTerm {
 	return terms
 }
 
-type wordSpan struct {
-	word string
-	end  int // byte offset after the word in the segment
-}
-
-// wordSpans is embedder.Words with positions.
-func wordSpans(s string) []wordSpan {
-	var out []wordSpan
-	start := -1
-	for i, r := range s {
-		if unicode.IsLetter(r) || unicode.IsDigit(r) {
-			if start < 0 {
-				start = i
-			}
-			continue
-		}
-		if start >= 0 {
-			out = append(out, wordSpan{strings.ToLower(s[start:i]), i})
-			start = -1
-		}
-	}
-	if start >= 0 {
-		out = append(out, wordSpan{strings.ToLower(s[start:]), len(s)})
-	}
-	return out
-}
-
 // ftsExpression builds the FTS5 MATCH expression: the OR of every term.
 // Every word is wrapped in double quotes and holds only letters and digits
-// (embedder.Words), so no input can produce FTS5 syntax: operators, column
+// (tokenize.Words), so no input can produce FTS5 syntax: operators, column
 // filters, parentheses and stray quotes all become plain text or vanish.
 func ftsExpression(terms []queryTerm) string {
 	var parts []string

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/omnibrain/omnibrain/embedder"
+	"github.com/omnibrain/omnibrain/internal/tokenize"
 )
 
 // Search modes.
@@ -103,7 +104,7 @@ func (s *Store) search(ctx context.Context, q SearchQuery, v *Vectors) ([]Hit, e
 		p.fts = ftsExpression(s.keywordTerms(ctx, p.terms))
 	}
 	for _, t := range p.terms {
-		if !t.Phrase && !embedder.StopWord(t.Words[0]) {
+		if !t.Phrase && !tokenize.StopWord(t.Words[0]) {
 			p.people = append(p.people, t.Words[0])
 		}
 	}
@@ -493,7 +494,7 @@ func namesPeople(it *Item, words []string) int {
 		if at := strings.IndexByte(p, '@'); at >= 0 {
 			p = p[:at] // the domain names a company, not a person
 		}
-		names = append(names, embedder.Words(p)...)
+		names = append(names, tokenize.Words(p)...)
 	}
 	n := 0
 	for _, w := range words {

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/omnibrain/omnibrain/embedder"
+	"github.com/omnibrain/omnibrain/internal/tokenize"
 )
 
 // snippetWords is how many words a snippet shows.
@@ -19,13 +19,13 @@ func snippet(it *Item, terms []queryTerm) string {
 	if strings.TrimSpace(text) == "" {
 		text = it.Title
 	}
-	spans := tokenSpans(text)
+	spans := tokenize.Spans(text)
 	if len(spans) == 0 {
 		return ""
 	}
 	match := make([]int, len(spans)) // term index + 1, or 0
 	for i, sp := range spans {
-		match[i] = matchTerm(strings.ToLower(text[sp[0]:sp[1]]), terms)
+		match[i] = matchTerm(sp.Word, terms)
 	}
 	// The window with the most distinct terms, earliest on ties.
 	bestStart, bestScore := 0, -1
@@ -52,16 +52,16 @@ func snippet(it *Item, terms []queryTerm) string {
 	if bestStart > 0 {
 		b.WriteString("…")
 	}
-	from := spans[bestStart][0]
+	from := spans[bestStart].Start
 	for i := bestStart; i < end; i++ {
-		b.WriteString(collapseSpace(text[from:spans[i][0]]))
-		w := text[spans[i][0]:spans[i][1]]
+		b.WriteString(collapseSpace(text[from:spans[i].Start]))
+		w := text[spans[i].Start:spans[i].End]
 		if match[i] > 0 {
 			b.WriteString("«" + w + "»")
 		} else {
 			b.WriteString(w)
 		}
-		from = spans[i][1]
+		from = spans[i].End
 	}
 	if end < len(spans) {
 		b.WriteString("…")
@@ -74,40 +74,18 @@ func snippet(it *Item, terms []queryTerm) string {
 // matchTerm returns 1 + the index of the term the word belongs to, or 0.
 // Words match by stem, prefix terms by prefix; phrases by their words.
 func matchTerm(word string, terms []queryTerm) int {
-	stem := embedder.Stem(word)
+	stem := tokenize.Stem(word)
 	for i, t := range terms {
 		for _, tw := range t.Words {
-			if (!t.Phrase && embedder.StopWord(tw) && len(terms) > 1) || tw == "" {
+			if (!t.Phrase && tokenize.StopWord(tw) && len(terms) > 1) || tw == "" {
 				continue
 			}
-			if word == tw || stem == embedder.Stem(tw) || (t.Prefix && strings.HasPrefix(word, tw)) {
+			if word == tw || stem == tokenize.Stem(tw) || (t.Prefix && strings.HasPrefix(word, tw)) {
 				return i + 1
 			}
 		}
 	}
 	return 0
-}
-
-// tokenSpans returns the byte ranges of the words in s.
-func tokenSpans(s string) [][2]int {
-	var out [][2]int
-	start := -1
-	for i, r := range s {
-		if unicode.IsLetter(r) || unicode.IsDigit(r) {
-			if start < 0 {
-				start = i
-			}
-			continue
-		}
-		if start >= 0 {
-			out = append(out, [2]int{start, i})
-			start = -1
-		}
-	}
-	if start >= 0 {
-		out = append(out, [2]int{start, len(s)})
-	}
-	return out
 }
 
 func collapseSpace(s string) string {

@@ -12,6 +12,7 @@ import (
 	"github.com/omnibrain/omnibrain/collectors/importer"
 	"github.com/omnibrain/omnibrain/embedder"
 	"github.com/omnibrain/omnibrain/internal/testutil"
+	"github.com/omnibrain/omnibrain/internal/tokenize"
 	"github.com/omnibrain/omnibrain/store"
 )
 
@@ -83,7 +84,7 @@ func TestVectorKnownItemsAtScale(t *testing.T) {
 		// Four words of the mail that a person might remember: words,
 		// not numbers or codes.
 		var words []string
-		for _, w := range embedder.ContentWords(body) {
+		for _, w := range tokenize.ContentWords(body) {
 			if len(w) >= 5 && len(w) < 15 && !strings.ContainsAny(w, "0123456789") {
 				words = append(words, w)
 			}

@@ -1,18 +1,26 @@
-package embedder
+// Package tokenize is omnibrain's one tokenizer: the words that query
+// building, search snippets and the built-in embedder all agree on.
+package tokenize
 
 import (
 	"strings"
 	"unicode"
 )
 
-// Words splits text into lower-cased words of letters and digits. An
-// apostrophe ends a word ("caroline's" gives "caroline", "s"), so
+// Span is one word of a text: its byte range in the text and the word
+// lower-cased.
+type Span struct {
+	Start, End int
+	Word       string
+}
+
+// Spans splits text into words of letters and digits, with their places.
+// An apostrophe ends a word ("caroline's" gives "caroline", "s"), so
 // possessives match their names.
-func Words(text string) []string {
-	var out []string
+func Spans(text string) []Span {
+	var out []Span
 	start := -1
-	lower := strings.ToLower(text)
-	for i, r := range lower {
+	for i, r := range text {
 		if unicode.IsLetter(r) || unicode.IsDigit(r) {
 			if start < 0 {
 				start = i
@@ -20,12 +28,22 @@ func Words(text string) []string {
 			continue
 		}
 		if start >= 0 {
-			out = append(out, lower[start:i])
+			out = append(out, Span{start, i, strings.ToLower(text[start:i])})
 			start = -1
 		}
 	}
 	if start >= 0 {
-		out = append(out, lower[start:])
+		out = append(out, Span{start, len(text), strings.ToLower(text[start:])})
+	}
+	return out
+}
+
+// Words is the lower-cased words of text (Spans without the places).
+func Words(text string) []string {
+	spans := Spans(text)
+	out := make([]string, len(spans))
+	for i, sp := range spans {
+		out[i] = sp.Word
 	}
 	return out
 }
