@@ -10,6 +10,7 @@ import (
 
 	"github.com/omnibrain/omnibrain/internal/fakes/llm"
 	"github.com/omnibrain/omnibrain/router"
+	"github.com/omnibrain/omnibrain/search"
 )
 
 // timedModel measures the time spent inside the model call (router, SDK,
@@ -137,7 +138,7 @@ func BenchmarkChatTurn(b *testing.B) {
 			h.model.respond(func(llm.Request) llm.Turn {
 				return llm.Turn{Text: "Lily is planning a birthday party for John next weekend at 6 PM [1].", ChunkSize: 64}
 			})
-			c, err := NewChat(ChatOptions{Agent: h.agent, Search: h.st, Sessions: h.st, Now: h.agent.opts.Now})
+			c, err := NewChat(ChatOptions{Agent: h.agent, Search: search.New(h.st, nil, nil), Sessions: h.st, Now: h.agent.opts.Now})
 			if err != nil {
 				b.Fatal(err)
 			}

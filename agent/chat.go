@@ -13,6 +13,7 @@ import (
 
 	"github.com/omnibrain/omnibrain/planner"
 	"github.com/omnibrain/omnibrain/router"
+	"github.com/omnibrain/omnibrain/search"
 	"github.com/omnibrain/omnibrain/store"
 )
 
@@ -123,7 +124,7 @@ func (c *Chat) Chat(ctx context.Context, sessionID, text string, onEvent func(Ev
 	need, usage := classify(ctx, model, text)
 
 	var items []Cited
-	var outside *store.Period // the period the message named, when nothing in it matched
+	var outside *search.Period // the period the message named, when nothing in it matched
 	if need == NeedData && c.opts.Search != nil {
 		items, outside = c.retrieve(ctx, text, emit)
 	}
@@ -229,10 +230,10 @@ func (c *Chat) history(ctx context.Context, session string) ([]router.Message, e
 // retrieve searches for the message and reports it as a search tool call.
 // When the message named a period in which nothing matched, the items are
 // from other times and outside is that period.
-func (c *Chat) retrieve(ctx context.Context, text string, emit func(Event)) (items []Cited, outside *store.Period) {
+func (c *Chat) retrieve(ctx context.Context, text string, emit func(Event)) (items []Cited, outside *search.Period) {
 	args, _ := json.Marshal(map[string]any{"query": text, "limit": c.opts.RetrievalItems})
 	emit(Event{Type: EventToolStart, Tool: &ToolEvent{CallID: "retrieval", Name: "search", Arguments: string(args)}})
-	hits, err := c.opts.Search.Search(ctx, store.SearchQuery{Text: text, Limit: c.opts.RetrievalItems, Location: c.opts.Location, Now: c.opts.Now(), Fallback: true})
+	hits, err := c.opts.Search.Search(ctx, search.Query{Text: text, Limit: c.opts.RetrievalItems, Location: c.opts.Location, Now: c.opts.Now(), Fallback: true})
 	if err != nil {
 		c.log.Warn("chat: retrieval failed", "err", err)
 		emit(Event{Type: EventToolEnd, Tool: &ToolEvent{CallID: "retrieval", Name: "search", Status: StatusError}})
@@ -255,7 +256,7 @@ func (c *Chat) retrieve(ctx context.Context, text string, emit func(Event)) (ite
 
 // noModelAnswer is chat without a model: the best search results, and a
 // plain word that a model is needed for more.
-func (c *Chat) noModelAnswer(text string, need Need, items []Cited, outside *store.Period) *Answer {
+func (c *Chat) noModelAnswer(text string, need Need, items []Cited, outside *search.Period) *Answer {
 	var intro string
 	switch {
 	case need != NeedData:

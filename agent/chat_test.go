@@ -11,11 +11,12 @@ import (
 	"github.com/omnibrain/omnibrain/internal/fakes/llm"
 	"github.com/omnibrain/omnibrain/internal/untrusted"
 	"github.com/omnibrain/omnibrain/router"
+	"github.com/omnibrain/omnibrain/search"
 )
 
 func newChat(t *testing.T, h *harness) *Chat {
 	t.Helper()
-	c, err := NewChat(ChatOptions{Agent: h.agent, Search: h.st, Sessions: h.st, Now: h.agent.opts.Now})
+	c, err := NewChat(ChatOptions{Agent: h.agent, Search: search.New(h.st, nil, nil), Sessions: h.st, Now: h.agent.opts.Now})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/omnibrain/omnibrain/internal/fakes/llm"
 	"github.com/omnibrain/omnibrain/internal/testutil"
 	"github.com/omnibrain/omnibrain/router"
+	"github.com/omnibrain/omnibrain/search"
 	"github.com/omnibrain/omnibrain/store"
 )
 
@@ -108,7 +109,7 @@ func newHarness(t testing.TB, o harnessOpts) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tools, err := StandardTools(ToolDeps{Search: h.st, Items: h.st, Location: time.UTC, Now: func() time.Time { return clock }, OwnerEmails: []string{"emma.johnson@bluesparrowtech.com"}})
+	tools, err := StandardTools(ToolDeps{Search: search.New(h.st, nil, nil), Items: h.st, Location: time.UTC, Now: func() time.Time { return clock }, OwnerEmails: []string{"emma.johnson@bluesparrowtech.com"}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/omnibrain/omnibrain/search"
 	"github.com/omnibrain/omnibrain/store"
 )
 
@@ -21,4 +22,4 @@ func openStore(t testing.TB) *store.Store {
 // nopSearch is only for tests that build tools without searching.
 type nopSearch struct{}
 
-func (nopSearch) Search(context.Context, store.SearchQuery) ([]store.Hit, error) { return nil, nil }
+func (nopSearch) Search(context.Context, search.Query) ([]search.Hit, error) { return nil, nil }

@@ -7,12 +7,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/omnibrain/omnibrain/search"
 	"github.com/omnibrain/omnibrain/store"
 )
 
-// Searcher runs memory searches; store.Search provides it.
+// Searcher runs memory searches; search.Searcher provides it.
 type Searcher interface {
-	Search(ctx context.Context, q store.SearchQuery) ([]store.Hit, error)
+	Search(ctx context.Context, q search.Query) ([]search.Hit, error)
 }
 
 // ItemReader reads stored items; *store.Store provides it.
@@ -91,7 +92,7 @@ type searchArgs struct {
 func searchTool(d ToolDeps) (*Tool, error) {
 	return NewTool("search", "Search the owner's stored mail, calendar events, GitHub items and documents. Returns numbered items to cite.", Read, 20*time.Second,
 		func(ctx context.Context, a searchArgs) (Result, error) {
-			q := store.SearchQuery{Text: a.Query, Limit: a.Limit, Location: d.Location, Now: d.Now(), Fallback: true}
+			q := search.Query{Text: a.Query, Limit: a.Limit, Location: d.Location, Now: d.Now(), Fallback: true}
 			if q.Limit <= 0 || q.Limit > 25 {
 				q.Limit = 8
 			}
@@ -245,7 +246,7 @@ func parseWhen(s string, loc *time.Location) (time.Time, error) {
 }
 
 // periodText names a period the way the owner asked for it, with its dates.
-func periodText(p *store.Period, loc *time.Location) string {
+func periodText(p *search.Period, loc *time.Location) string {
 	last := p.Until.Add(-time.Nanosecond)
 	return fmt.Sprintf("%q (%s to %s)", p.Phrase, p.Since.In(loc).Format("2006-01-02"), last.In(loc).Format("2006-01-02"))
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/omnibrain/omnibrain/approval"
 	"github.com/omnibrain/omnibrain/internal/untrusted"
 	"github.com/omnibrain/omnibrain/router"
+	"github.com/omnibrain/omnibrain/search"
 	"github.com/omnibrain/omnibrain/store"
 )
 
@@ -376,7 +377,7 @@ func TestSearchToolIsHonestAboutThePeriod(t *testing.T) {
 		t.Fatal(err)
 	}
 	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
-	r, err := StandardTools(ToolDeps{Search: st, Items: st, Location: time.UTC, Now: func() time.Time { return now }})
+	r, err := StandardTools(ToolDeps{Search: search.New(st, nil, nil), Items: st, Location: time.UTC, Now: func() time.Time { return now }})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/omnibrain/omnibrain/health"
+	"github.com/omnibrain/omnibrain/search"
 	"github.com/omnibrain/omnibrain/store"
 )
 
@@ -44,7 +45,7 @@ func (s *Server) handleStatus(w http.ResponseWriter, r *http.Request) {
 
 // Searcher runs memory searches.
 type Searcher interface {
-	Search(ctx context.Context, q store.SearchQuery) ([]store.Hit, error)
+	Search(ctx context.Context, q search.Query) ([]search.Hit, error)
 }
 
 // SearchHit is one result of GET /api/v1/search, the shape of `search --json`.
@@ -108,7 +109,7 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	// A period named in the query filters; if nothing in it matches, the
 	// hits from other times come marked so the caller can say so.
-	sq := store.SearchQuery{Text: strings.TrimSpace(q.Get("q")), Mode: q.Get("mode"), Fallback: true}
+	sq := search.Query{Text: strings.TrimSpace(q.Get("q")), Mode: q.Get("mode"), Fallback: true}
 	if sq.Text == "" {
 		s.fail(w, r, BadRequest("search needs a query (q)"))
 		return

@@ -14,6 +14,7 @@ import (
 	"github.com/omnibrain/omnibrain/memory"
 	"github.com/omnibrain/omnibrain/plugins"
 	"github.com/omnibrain/omnibrain/router"
+	"github.com/omnibrain/omnibrain/search"
 	"github.com/omnibrain/omnibrain/store"
 )
 
@@ -37,12 +38,12 @@ func (a *App) openAgent(ctx context.Context, b *api.Backends) error {
 	loc := a.cfg.Location
 	// The hybrid searcher the API serves (keywords and meaning), so the
 	// agent finds what `omnibrain search` finds; keywords alone without it.
-	var search agent.Searcher = a.store
+	var searcher agent.Searcher = search.New(a.store, nil, a.log)
 	if b.Search != nil {
-		search = b.Search
+		searcher = b.Search
 	}
 	tools, err := agent.StandardTools(agent.ToolDeps{
-		Search: search, Items: a.store, Location: loc, Now: a.store.Now, OwnerEmails: a.cfg.Owner.Emails,
+		Search: searcher, Items: a.store, Location: loc, Now: a.store.Now, OwnerEmails: a.cfg.Owner.Emails,
 	})
 	if err != nil {
 		return fmt.Errorf("daemon: agent tools: %w", err)
@@ -77,7 +78,7 @@ func (a *App) openAgent(ctx context.Context, b *api.Backends) error {
 	// written by that model; without one, the templates are used as they are.
 	refine := len(a.cfg.LLM.Routes[string(router.TaskPlanning)].Providers) > 0
 	chat, err := agent.NewChat(agent.ChatOptions{
-		Agent: ag, Search: search, Sessions: a.store, Log: a.log.With("component", "chat"), Now: a.store.Now, Location: loc,
+		Agent: ag, Search: searcher, Sessions: a.store, Log: a.log.With("component", "chat"), Now: a.store.Now, Location: loc,
 		RefinePlans: refine,
 	})
 	if err != nil {

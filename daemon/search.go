@@ -12,7 +12,7 @@ import (
 	"github.com/omnibrain/omnibrain/embedder"
 	"github.com/omnibrain/omnibrain/health"
 	"github.com/omnibrain/omnibrain/internal/supervise"
-	"github.com/omnibrain/omnibrain/store"
+	"github.com/omnibrain/omnibrain/search"
 )
 
 // Health component names of search.
@@ -30,10 +30,11 @@ func (a *App) openSearch(_ context.Context, b *api.Backends) error {
 		return err
 	}
 	s := &searcher{loc: a.cfg.Location}
-	s.vec = store.NewVectors(a.store, emb, store.VectorOptions{
+	s.vec = search.NewVectors(a.store, emb, search.VectorOptions{
 		Log:    a.log.With("component", vectorsHealth),
-		Status: func(st store.VectorStatus) { reportVectors(a.health, st) },
+		Status: func(st search.VectorStatus) { reportVectors(a.health, st) },
 	})
+	s.search = search.New(a.store, s.vec, a.log.With("component", searchHealth))
 	reportVectors(a.health, s.vec.Status())
 	a.components = append(a.components, supervise.Component{Name: vectorsHealth, Run: func(ctx context.Context) error {
 		s.running.Store(true)
@@ -60,13 +61,13 @@ func newEmbedder(cfg *config.Config) (embedder.Embedder, error) {
 }
 
 // reportVectors turns the index's state into the health model.
-func reportVectors(reg *health.Registry, st store.VectorStatus) {
+func reportVectors(reg *health.Registry, st search.VectorStatus) {
 	switch st.State {
-	case store.VectorsLoading:
+	case search.VectorsLoading:
 		reg.Set(vectorsHealth, health.Starting, "vectors loading: keyword search only until then")
-	case store.VectorsReindexing:
+	case search.VectorsReindexing:
 		reg.Set(vectorsHealth, health.Degraded, fmt.Sprintf("re-embedding after an embedder change (%d items to go); search uses keywords for those", st.Pending))
-	case store.VectorsFailing:
+	case search.VectorsFailing:
 		reg.Degrade(vectorsHealth, st.LastError)
 		reg.Set(vectorsHealth, health.Degraded, fmt.Sprintf("embedder %s failing: %d items wait for vectors (keyword search finds them meanwhile)", st.Embedder, st.Pending))
 	default:
@@ -81,7 +82,8 @@ func reportVectors(reg *health.Registry, st store.VectorStatus) {
 
 // searcher serves api.Searcher: hybrid search in the owner's timezone.
 type searcher struct {
-	vec     *store.Vectors
+	search  *search.Searcher
+	vec     *search.Vectors
 	loc     *time.Location
 	running atomic.Bool // the daemon's loader runs
 	once    sync.Once
@@ -91,7 +93,7 @@ type searcher struct {
 // bringing the index up to date before answering.
 const syncTimeout = 30 * time.Second
 
-func (s *searcher) Search(ctx context.Context, q store.SearchQuery) ([]store.Hit, error) {
+func (s *searcher) Search(ctx context.Context, q search.Query) ([]search.Hit, error) {
 	if q.Location == nil {
 		q.Location = s.loc
 	}
@@ -105,5 +107,5 @@ func (s *searcher) Search(ctx context.Context, q store.SearchQuery) ([]store.Hit
 			s.vec.Sync(ctx)
 		})
 	}
-	return s.vec.Search(ctx, q)
+	return s.search.Search(ctx, q)
 }

@@ -1,5 +1,7 @@
-// Package store owns all of omnibrain's persistence: one SQLite database
-// (WAL, FTS5) with numbered, embedded migrations.
+// Package store owns omnibrain's database: one SQLite file (WAL, FTS5)
+// with numbered, embedded migrations, the items every part reads, and
+// write transactions. Packages that own a feature's tables run their
+// queries over it (search: the full-text index and the vectors).
 package store
 
 import (
@@ -34,11 +36,10 @@ var ErrNotFound = errors.New("not found")
 
 // Store is the database handle. It is safe for concurrent use.
 type Store struct {
-	db    *sql.DB
-	path  string
-	log   *slog.Logger
-	now   func() time.Time
-	terms termCache // search's term frequencies (terms.go)
+	db   *sql.DB
+	path string
+	log  *slog.Logger
+	now  func() time.Time
 }
 
 // Options configure Open.
@@ -129,8 +130,9 @@ func isLocked(err error) bool {
 // Close closes the database.
 func (s *Store) Close() error { return s.db.Close() }
 
-// DB exposes the handle to the repositories of packages that own their
-// tables (the agent's runs), and to tests and benchmarks.
+// DB is the database handle, for the repositories of packages that own
+// tables of their own (the agent's runs; search's vectors and full-text
+// queries) and for tests and benchmarks.
 func (s *Store) DB() *sql.DB { return s.db }
 
 // Path is the database file.

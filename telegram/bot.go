@@ -25,6 +25,7 @@ import (
 	"github.com/omnibrain/omnibrain/internal/retry"
 	"github.com/omnibrain/omnibrain/internal/wait"
 	"github.com/omnibrain/omnibrain/notify"
+	"github.com/omnibrain/omnibrain/search"
 	"github.com/omnibrain/omnibrain/store"
 )
 
@@ -54,7 +55,7 @@ type Drafter interface {
 // Searcher searches the owner's memory: the answer to free text while no
 // chat is wired, and /search.
 type Searcher interface {
-	Search(ctx context.Context, q store.SearchQuery) ([]store.Hit, error)
+	Search(ctx context.Context, q search.Query) ([]search.Hit, error)
 }
 
 // Briefer writes a briefing on demand (/briefing): its text, or "" when

@@ -17,6 +17,7 @@ import (
 	fakegh "github.com/omnibrain/omnibrain/internal/fakes/github"
 	faketg "github.com/omnibrain/omnibrain/internal/fakes/telegram"
 	"github.com/omnibrain/omnibrain/notify"
+	"github.com/omnibrain/omnibrain/search"
 	"github.com/omnibrain/omnibrain/store"
 	"github.com/omnibrain/omnibrain/telegram"
 	"go.uber.org/goleak"
@@ -679,11 +680,11 @@ type searcher struct {
 	q  string
 }
 
-func (s *searcher) Search(_ context.Context, q store.SearchQuery) ([]store.Hit, error) {
+func (s *searcher) Search(_ context.Context, q search.Query) ([]search.Hit, error) {
 	s.mu.Lock()
 	s.q = q.Text
 	s.mu.Unlock()
-	return []store.Hit{{Item: &store.Item{Title: "Q3 budget <final>", Source: "gmail", Time: time.Now()}, Snippet: "the «budget» is"}}, nil
+	return []search.Hit{{Item: &store.Item{Title: "Q3 budget <final>", Source: "gmail", Time: time.Now()}, Snippet: "the «budget» is"}}, nil
 }
 
 func (s *searcher) query() string { s.mu.Lock(); defer s.mu.Unlock(); return s.q }

@@ -12,7 +12,7 @@ import (
 	"github.com/go-telegram/bot/models"
 
 	"github.com/omnibrain/omnibrain/approval"
-	"github.com/omnibrain/omnibrain/store"
+	"github.com/omnibrain/omnibrain/search"
 )
 
 // redeliveryWindow bounds when Telegram can hand out an update again:
@@ -445,7 +445,7 @@ func (b *Bot) chat(ctx context.Context, text string) {
 }
 
 func (b *Bot) searchHTML(ctx context.Context, query string) string {
-	hits, err := b.o.Search.Search(ctx, store.SearchQuery{Text: query, Limit: 5, Location: b.o.Location, Now: b.o.Now()})
+	hits, err := b.o.Search.Search(ctx, search.Query{Text: query, Limit: 5, Location: b.o.Location, Now: b.o.Now()})
 	if err != nil {
 		return "Search failed: " + esc(err.Error())
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/omnibrain/omnibrain/api"
 	"github.com/omnibrain/omnibrain/embedder"
 	"github.com/omnibrain/omnibrain/health"
+	"github.com/omnibrain/omnibrain/search"
 	"github.com/omnibrain/omnibrain/store"
 )
 
@@ -242,7 +243,7 @@ func prepareBenchHome(b *testing.B, home string, n int) {
 		}
 	}
 	stored := time.Since(start)
-	vec := store.NewVectors(st, embedder.NewBuiltin(0), store.VectorOptions{BatchSize: 256})
+	vec := search.NewVectors(st, embedder.NewBuiltin(0), search.VectorOptions{BatchSize: 256})
 	if err := vec.Sync(ctx); err != nil {
 		b.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package store
+package search
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/omnibrain/omnibrain/embedder"
+	"github.com/omnibrain/omnibrain/store"
 )
 
 // synthMail generates mail-like items deterministically: words drawn from
@@ -63,13 +64,13 @@ func (g *synthMail) words(n int) string {
 	return strings.Join(ws, " ")
 }
 
-func (g *synthMail) item(i int) *Item {
+func (g *synthMail) item(i int) *store.Item {
 	sender := g.people[g.rng.IntN(len(g.people))]
 	people := []string{sender}
 	for range 1 + g.rng.IntN(4) {
 		people = append(people, g.people[g.rng.IntN(len(g.people))])
 	}
-	return &Item{
+	return &store.Item{
 		Source: "bench", ExternalID: fmt.Sprintf("m%d", i), Kind: "email",
 		Thread: fmt.Sprintf("t%d", i/4),
 		Time:   g.start.Add(time.Duration(i) * 15 * time.Minute),
@@ -80,8 +81,8 @@ func (g *synthMail) item(i int) *Item {
 	}
 }
 
-func (g *synthMail) items(n int) []*Item {
-	out := make([]*Item, n)
+func (g *synthMail) items(n int) []*store.Item {
+	out := make([]*store.Item, n)
 	for i := range out {
 		out[i] = g.item(i)
 	}
@@ -93,9 +94,9 @@ const ingestBatch = 250
 
 // ingest stores items in batches and embeds them all, as an import does
 // with the daemon's indexer behind it.
-func ingest(ctx context.Context, st *Store, vec *Vectors, items []*Item) error {
+func ingest(ctx context.Context, st *store.Store, vec *Vectors, items []*store.Item) error {
 	for from := 0; from < len(items); from += ingestBatch {
-		if _, err := st.UpsertItems(ctx, items[from:min(len(items), from+ingestBatch)], UpsertOptions{}); err != nil {
+		if _, err := st.UpsertItems(ctx, items[from:min(len(items), from+ingestBatch)], store.UpsertOptions{}); err != nil {
 			return err
 		}
 	}
@@ -116,7 +117,7 @@ func BenchmarkIngest(b *testing.B) {
 			for b.Loop() {
 				runs++
 				b.StopTimer()
-				st, err := Open(ctx, filepath.Join(b.TempDir(), FileName), Options{})
+				st, err := store.Open(ctx, filepath.Join(b.TempDir(), store.FileName), store.Options{})
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -170,7 +171,7 @@ func cpuTime() time.Duration {
 // bareFTSInsert inserts the rows into a plain table with an FTS5 index of
 // the same columns and tokenizer, in transactions of the same size, with
 // the store's DSN: the floor any SQLite store with full text pays.
-func bareFTSInsert(ctx context.Context, path string, items []*Item) (time.Duration, error) {
+func bareFTSInsert(ctx context.Context, path string, items []*store.Item) (time.Duration, error) {
 	db, err := sql.Open("sqlite3", "file:"+path+"?_journal_mode=WAL&_synchronous=NORMAL&_busy_timeout=5000&_txlock=immediate")
 	if err != nil {
 		return 0, err
@@ -222,7 +223,7 @@ func bareFTSInsert(ctx context.Context, path string, items []*Item) (time.Durati
 // vector index loaded as the daemon loads it at start.
 func searchStore(b *testing.B, n int) (*Vectors, *synthMail) {
 	ctx := context.Background()
-	st, err := Open(ctx, filepath.Join(b.TempDir(), FileName), Options{})
+	st, err := store.Open(ctx, filepath.Join(b.TempDir(), store.FileName), store.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -280,7 +281,7 @@ func BenchmarkSearch(b *testing.B) {
 			for i := 0; b.Loop(); i++ {
 				q := queries[i%len(queries)]
 				start, startCPU := time.Now(), cpuTime()
-				hits, err := vec.Search(ctx, SearchQuery{Text: q, Limit: 10, Now: now, Location: time.UTC, Fallback: true}) // as the API asks
+				hits, err := New(vec.st, vec, nil).Search(ctx, Query{Text: q, Limit: 10, Now: now, Location: time.UTC, Fallback: true}) // as the API asks
 				lat, cpu = append(lat, time.Since(start)), append(cpu, cpuTime()-startCPU)
 				if err != nil {
 					b.Fatal(err)
@@ -348,10 +349,10 @@ func heapInUse() uint64 {
 
 // storeRandomVectors stores n items with a random unit vector each, as
 // the indexer would have left them.
-func storeRandomVectors(b *testing.B, st *Store, n, dim int) {
+func storeRandomVectors(b *testing.B, st *store.Store, n, dim int) {
 	b.Helper()
 	rng := rand.New(rand.NewPCG(5, 5))
-	err := st.Tx(context.Background(), func(tx *Tx) error {
+	err := st.Tx(context.Background(), func(tx *store.Tx) error {
 		for i := range n {
 			res, err := tx.Exec(`INSERT INTO items (source, external_id, time, content_hash, created, updated) VALUES ('bench', ?, ?, '', 0, 0)`, fmt.Sprint(i), i)
 			if err != nil {

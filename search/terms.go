@@ -1,4 +1,4 @@
-package store
+package search
 
 import (
 	"context"
@@ -22,7 +22,7 @@ type termCache struct {
 // termFreq returns how many items match the FTS5 term expr (a quoted word
 // or phrase, maybe with *) and how many items there are; ok is false if
 // the index could not be asked.
-func (s *Store) termFreq(ctx context.Context, expr string) (df, n int64, ok bool) {
+func (s *Searcher) termFreq(ctx context.Context, expr string) (df, n int64, ok bool) {
 	c := &s.terms
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -49,7 +49,7 @@ func (s *Store) termFreq(ctx context.Context, expr string) (df, n int64, ok bool
 
 // idf is BM25's inverse document frequency of a word, always positive; 1
 // when the index cannot say.
-func (s *Store) idf(ctx context.Context, word string) float64 {
+func (s *Searcher) idf(ctx context.Context, word string) float64 {
 	df, n, ok := s.termFreq(ctx, `"`+word+`"`)
 	if !ok {
 		return 1

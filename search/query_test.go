@@ -1,9 +1,11 @@
-package store
+package search
 
 import (
 	"context"
 	"testing"
 	"time"
+
+	"github.com/omnibrain/omnibrain/store"
 )
 
 func TestFTSExpression(t *testing.T) {
@@ -32,7 +34,7 @@ func FuzzFTSQuery(f *testing.F) {
 	}
 	s := openTest(f)
 	ctx := context.Background()
-	if _, err := s.UpsertItems(ctx, []*Item{{Source: "t", ExternalID: "1", Time: time.Unix(1, 0), Title: "a b c", Body: "near col x"}}, UpsertOptions{}); err != nil {
+	if _, err := s.UpsertItems(ctx, []*store.Item{{Source: "t", ExternalID: "1", Time: time.Unix(1, 0), Title: "a b c", Body: "near col x"}}, store.UpsertOptions{}); err != nil {
 		f.Fatal(err)
 	}
 	f.Fuzz(func(t *testing.T, q string) {
@@ -50,7 +52,7 @@ func FuzzFTSQuery(f *testing.F) {
 			t.Fatalf("%q -> %s: %v", q, expr, err)
 		}
 		rows.Close()
-		if _, err := s.Search(ctx, SearchQuery{Text: q, Mode: "fts"}); err != nil {
+		if _, err := New(s, nil, nil).Search(ctx, Query{Text: q, Mode: "fts"}); err != nil {
 			t.Fatalf("Search(%q): %v", q, err)
 		}
 	})

@@ -1,10 +1,11 @@
-package store
+package search
 
 import (
 	"strings"
 	"unicode"
 
 	"github.com/omnibrain/omnibrain/internal/tokenize"
+	"github.com/omnibrain/omnibrain/store"
 )
 
 // snippetWords is how many words a snippet shows.
@@ -14,7 +15,7 @@ const snippetWords = 24
 // and marks them «like this» (not [like this], which answers use for
 // citations). It works on the item text in Go rather than
 // with FTS5's snippet(), so hits found only by vectors get one too.
-func snippet(it *Item, terms []queryTerm) string {
+func snippet(it *store.Item, terms []queryTerm) string {
 	text := it.Body
 	if strings.TrimSpace(text) == "" {
 		text = it.Title

@@ -1,28 +1,41 @@
-package store
+package search
 
 import (
 	"context"
 	"encoding/binary"
 	"fmt"
 	"math"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/omnibrain/omnibrain/embedder"
+	"github.com/omnibrain/omnibrain/store"
 )
+
+func openTest(t testing.TB) *store.Store {
+	t.Helper()
+	s, err := store.Open(context.Background(), filepath.Join(t.TempDir(), store.FileName), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
 
 // searchFixture is a small mailbox in Berlin time, searched "now" on
 // Wednesday 2026-03-11 at 10:00.
 type searchFixture struct {
-	st  *Store
+	st  *store.Store
 	vec *Vectors
+	s   *Searcher
 	now time.Time
 	loc *time.Location
 }
 
-func newSearchFixture(t *testing.T, items []*Item) *searchFixture {
+func newSearchFixture(t *testing.T, items []*store.Item) *searchFixture {
 	t.Helper()
 	berlin, err := time.LoadLocation("Europe/Berlin")
 	if err != nil {
@@ -30,20 +43,20 @@ func newSearchFixture(t *testing.T, items []*Item) *searchFixture {
 	}
 	st := openTest(t)
 	ctx := context.Background()
-	if _, err := st.UpsertItems(ctx, items, UpsertOptions{}); err != nil {
+	if _, err := st.UpsertItems(ctx, items, store.UpsertOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	vec := NewVectors(st, embedder.NewBuiltin(0), VectorOptions{})
 	if err := vec.Sync(ctx); err != nil {
 		t.Fatal(err)
 	}
-	return &searchFixture{st: st, vec: vec, now: time.Date(2026, 3, 11, 10, 0, 0, 0, berlin), loc: berlin}
+	return &searchFixture{st: st, vec: vec, s: New(st, vec, nil), now: time.Date(2026, 3, 11, 10, 0, 0, 0, berlin), loc: berlin}
 }
 
-func (f *searchFixture) search(t *testing.T, q SearchQuery) []Hit {
+func (f *searchFixture) search(t *testing.T, q Query) []Hit {
 	t.Helper()
 	q.Now, q.Location = f.now, f.loc
-	hits, err := f.vec.Search(context.Background(), q)
+	hits, err := f.s.Search(context.Background(), q)
 	if err != nil {
 		t.Fatalf("search %+v: %v", q, err)
 	}
@@ -58,8 +71,8 @@ func ids(hits []Hit) []string {
 	return out
 }
 
-func mail(id, thread string, at time.Time, from, title, body string, people ...string) *Item {
-	return &Item{Source: "gmail", ExternalID: id, Kind: "email", Thread: thread, Time: at, Title: title, Body: body,
+func mail(id, thread string, at time.Time, from, title, body string, people ...string) *store.Item {
+	return &store.Item{Source: "gmail", ExternalID: id, Kind: "email", Thread: thread, Time: at, Title: title, Body: body,
 		Sender: from, People: append([]string{from}, people...), Meta: map[string]any{"message_id": "<" + id + "@example.com>"}}
 }
 
@@ -77,7 +90,7 @@ var allModes = []string{ModeHybrid, ModeFTS, ModeVector}
 // Filters (source, period, person) hold in every mode; a hybrid hit that
 // ranks through its thread neighbour is filtered like any other.
 func TestSearchFilters(t *testing.T) {
-	f := newSearchFixture(t, []*Item{
+	f := newSearchFixture(t, []*store.Item{
 		mail("q1", "t1", berlinDay(t, 2026, 3, 2, 9), "anna@example.com", "Pipeline capacity", "What is the pipeline capacity for April?"),
 		// The answer shares no word with the query; its question does.
 		mail("a1", "t1", berlinDay(t, 2026, 3, 10, 9), "bob@example.com", "Re: Pipeline capacity", "About 300 units, firm."),
@@ -86,22 +99,22 @@ func TestSearchFilters(t *testing.T) {
 	})
 	for _, mode := range allModes {
 		t.Run(mode, func(t *testing.T) {
-			all := f.search(t, SearchQuery{Text: "pipeline capacity", Mode: mode})
+			all := f.search(t, Query{Text: "pipeline capacity", Mode: mode})
 			if len(all) < 3 {
 				t.Fatalf("unfiltered: %v", ids(all))
 			}
 			for _, tc := range []struct {
 				name string
-				q    SearchQuery
-				want func(*Item) bool
+				q    Query
+				want func(*store.Item) bool
 			}{
-				{"source", SearchQuery{Sources: []string{"calendar"}}, func(it *Item) bool { return it.Source == "calendar" }},
-				{"kind", SearchQuery{Sources: []string{"email"}}, func(it *Item) bool { return it.Kind == "email" }},
-				{"since", SearchQuery{Since: berlinDay(t, 2026, 3, 10, 0)}, func(it *Item) bool { return !it.Time.Before(berlinDay(t, 2026, 3, 10, 0)) }},
-				{"until", SearchQuery{Until: berlinDay(t, 2026, 3, 10, 0)}, func(it *Item) bool { return it.Time.Before(berlinDay(t, 2026, 3, 10, 0)) }},
-				{"person by name", SearchQuery{People: []string{"Bob"}}, func(it *Item) bool { return it.Sender == "bob@example.com" }},
-				{"person by address", SearchQuery{People: []string{"anna@example.com"}}, func(it *Item) bool { return it.Sender == "anna@example.com" }},
-				{"date words", SearchQuery{Text: "yesterday"}, func(it *Item) bool {
+				{"source", Query{Sources: []string{"calendar"}}, func(it *store.Item) bool { return it.Source == "calendar" }},
+				{"kind", Query{Sources: []string{"email"}}, func(it *store.Item) bool { return it.Kind == "email" }},
+				{"since", Query{Since: berlinDay(t, 2026, 3, 10, 0)}, func(it *store.Item) bool { return !it.Time.Before(berlinDay(t, 2026, 3, 10, 0)) }},
+				{"until", Query{Until: berlinDay(t, 2026, 3, 10, 0)}, func(it *store.Item) bool { return it.Time.Before(berlinDay(t, 2026, 3, 10, 0)) }},
+				{"person by name", Query{People: []string{"Bob"}}, func(it *store.Item) bool { return it.Sender == "bob@example.com" }},
+				{"person by address", Query{People: []string{"anna@example.com"}}, func(it *store.Item) bool { return it.Sender == "anna@example.com" }},
+				{"date words", Query{Text: "yesterday"}, func(it *store.Item) bool {
 					return !it.Time.Before(berlinDay(t, 2026, 3, 10, 0)) && it.Time.Before(berlinDay(t, 2026, 3, 11, 0))
 				}},
 			} {
@@ -122,10 +135,10 @@ func TestSearchFilters(t *testing.T) {
 	}
 	// Hybrid finds the answer through its question; a period that holds
 	// only the question keeps the answer out.
-	if hits := f.search(t, SearchQuery{Text: "pipeline capacity", Sources: []string{"gmail"}}); !slices.Contains(ids(hits), "a1") {
+	if hits := f.search(t, Query{Text: "pipeline capacity", Sources: []string{"gmail"}}); !slices.Contains(ids(hits), "a1") {
 		t.Errorf("hybrid did not find the answer through its thread: %v", ids(hits))
 	}
-	hits := f.search(t, SearchQuery{Text: "pipeline capacity", Until: berlinDay(t, 2026, 3, 5, 0)})
+	hits := f.search(t, Query{Text: "pipeline capacity", Until: berlinDay(t, 2026, 3, 5, 0)})
 	if got := ids(hits); !slices.Equal(got, []string{"q1"}) {
 		t.Errorf("until Mar 5: %v, want only q1", got)
 	}
@@ -134,12 +147,12 @@ func TestSearchFilters(t *testing.T) {
 // A period named in the text is a filter. When nothing in it matches, the
 // search says so: no hits, or with Fallback hits marked as from outside it.
 func TestSearchPeriodIsHonest(t *testing.T) {
-	f := newSearchFixture(t, []*Item{
+	f := newSearchFixture(t, []*store.Item{
 		mail("old", "t1", berlinDay(t, 2001, 5, 14, 9), "jeff@enron.com", "California power crisis", "The California power crisis deepens; rolling blackouts again."),
 		mail("new", "t2", berlinDay(t, 2026, 3, 10, 9), "anna@example.com", "Budget", "The budget for April."),
 	})
 	for _, mode := range allModes {
-		q := SearchQuery{Text: "what did anyone say about the california power crisis last year?", Mode: mode}
+		q := Query{Text: "what did anyone say about the california power crisis last year?", Mode: mode}
 		if hits := f.search(t, q); len(hits) != 0 {
 			t.Errorf("%s: last year (2025) holds no such mail, got %v", mode, ids(hits))
 		}
@@ -155,7 +168,7 @@ func TestSearchPeriodIsHonest(t *testing.T) {
 			}
 		}
 		// A period that has matches is never relaxed, Fallback or not.
-		q = SearchQuery{Text: "california power crisis in 2001", Mode: mode, Fallback: true}
+		q = Query{Text: "california power crisis in 2001", Mode: mode, Fallback: true}
 		hits = f.search(t, q)
 		if len(hits) == 0 || hits[0].Item.ExternalID != "old" || hits[0].Outside != nil {
 			t.Errorf("%s in 2001: %v (outside %+v)", mode, ids(hits), hits)
@@ -167,7 +180,7 @@ func TestSearchPeriodIsHonest(t *testing.T) {
 		}
 	}
 	// Only a period: what it holds, newest first.
-	hits := f.search(t, SearchQuery{Text: "yesterday"})
+	hits := f.search(t, Query{Text: "yesterday"})
 	if got := ids(hits); !slices.Equal(got, []string{"new"}) {
 		t.Errorf("yesterday: %v, want [new]", got)
 	}
@@ -179,12 +192,12 @@ func TestSearchDedupes(t *testing.T) {
 	a := mail("m1", "t1", at, "anna@example.com", "Quarterly forecast", "The quarterly forecast is attached.")
 	b := mail("m1-copy", "t1", at, "anna@example.com", "Quarterly forecast", "The quarterly forecast is attached.")
 	b.Source, b.Meta = "mbox", map[string]any{"message_id": "<M1@example.com>"} // same Message-ID, other case
-	c := &Item{Source: "jsonl", ExternalID: "d1", Time: at, Title: "Notes", Body: "Quarterly forecast notes, as typed."}
-	d := &Item{Source: "jsonl", ExternalID: "d2", Time: at.Add(time.Hour), Title: "Notes", Body: "Quarterly  forecast notes, as TYPED."}
+	c := &store.Item{Source: "jsonl", ExternalID: "d1", Time: at, Title: "Notes", Body: "Quarterly forecast notes, as typed."}
+	d := &store.Item{Source: "jsonl", ExternalID: "d2", Time: at.Add(time.Hour), Title: "Notes", Body: "Quarterly  forecast notes, as TYPED."}
 	other := mail("m2", "t2", at, "bob@example.com", "Re: Quarterly forecast", "Thanks, the forecast looks fine.")
-	f := newSearchFixture(t, []*Item{a, b, c, d, other})
+	f := newSearchFixture(t, []*store.Item{a, b, c, d, other})
 	for _, mode := range allModes {
-		hits := f.search(t, SearchQuery{Text: "quarterly forecast", Mode: mode})
+		hits := f.search(t, Query{Text: "quarterly forecast", Mode: mode})
 		got := ids(hits)
 		slices.Sort(got)
 		mails, notes := 0, 0
@@ -206,12 +219,12 @@ func TestSearchDedupes(t *testing.T) {
 func TestSearchSnippets(t *testing.T) {
 	long := strings.Repeat("Nothing to see in this part of the mail. ", 20) +
 		"The gas pipeline expansion needs FERC approval before June. " + strings.Repeat("Regards and more filler text. ", 20)
-	f := newSearchFixture(t, []*Item{
+	f := newSearchFixture(t, []*store.Item{
 		mail("s1", "t1", berlinDay(t, 2026, 3, 9, 9), "anna@example.com", "Expansion", long),
 		{Source: "calendar", ExternalID: "e1", Kind: "event", Time: berlinDay(t, 2026, 3, 9, 9), Title: "Pipelines review"},
 	})
 	for _, mode := range allModes {
-		hits := f.search(t, SearchQuery{Text: "pipeline approvals", Mode: mode})
+		hits := f.search(t, Query{Text: "pipeline approvals", Mode: mode})
 		var s1, e1 string
 		for _, h := range hits {
 			switch h.Item.ExternalID {
@@ -238,7 +251,7 @@ func TestVectorSearchFindsTheEndOfLongMail(t *testing.T) {
 		fmt.Fprintf(&b, "Paragraph %d covers routine scheduling, staffing and the weekly desk report.\n\n", i)
 	}
 	b.WriteString("Finally: the Palo Verde outage rerouted energy and saved the desk a lot of money.")
-	items := []*Item{mail("long", "t1", berlinDay(t, 2026, 3, 2, 9), "anna@example.com", "Weekly report", b.String())}
+	items := []*store.Item{mail("long", "t1", berlinDay(t, 2026, 3, 2, 9), "anna@example.com", "Weekly report", b.String())}
 	for i := range 30 {
 		items = append(items, mail(fmt.Sprintf("f%d", i), fmt.Sprintf("f%d", i), berlinDay(t, 2026, 3, 3, 9), "bob@example.com",
 			"Staffing", "Routine scheduling and staffing for the weekly desk report."))
@@ -251,7 +264,7 @@ func TestVectorSearchFindsTheEndOfLongMail(t *testing.T) {
 	if chunks < 3 {
 		t.Fatalf("a %d-byte mail has %d vectors, want one per chunk", b.Len(), chunks)
 	}
-	hits := f.search(t, SearchQuery{Text: "palo verde outage", Mode: ModeVector, Limit: 3})
+	hits := f.search(t, Query{Text: "palo verde outage", Mode: ModeVector, Limit: 3})
 	if len(hits) == 0 || hits[0].Item.ExternalID != "long" {
 		t.Fatalf("vector search: %v, want the long mail first", ids(hits))
 	}
@@ -260,13 +273,13 @@ func TestVectorSearchFindsTheEndOfLongMail(t *testing.T) {
 // Words naming someone on a mail lift it above an otherwise equal one.
 func TestSearchPersonBoost(t *testing.T) {
 	at := berlinDay(t, 2026, 3, 9, 9)
-	f := newSearchFixture(t, []*Item{
+	f := newSearchFixture(t, []*store.Item{
 		mail("p1", "t1", at, "carla.hoffman@enron.com", "Deal corrections", "Deal corrections for today."),
 		mail("p2", "t2", at, "mark.guzman@enron.com", "Deal corrections", "Deal corrections for today.", "Sean Crandall"),
 	})
 	for _, mode := range allModes {
 		for who, want := range map[string]string{"carla": "p1", "guzman": "p2", "crandall": "p2"} {
-			hits := f.search(t, SearchQuery{Text: "deal corrections " + who, Mode: mode})
+			hits := f.search(t, Query{Text: "deal corrections " + who, Mode: mode})
 			if len(hits) == 0 || hits[0].Item.ExternalID != want {
 				t.Errorf("%s %q: %v, want %s first", mode, who, ids(hits), want)
 			}
@@ -279,13 +292,13 @@ func TestSearchPersonBoost(t *testing.T) {
 func TestVectorsReembedWhenTheEmbedderChanges(t *testing.T) {
 	ctx := context.Background()
 	st := openTest(t)
-	var items []*Item
+	var items []*store.Item
 	topics := strings.Fields("apples boats candles dolphins engines forests gardens harbours islands jackets kettles lanterns meadows novels oranges pianos quarries rivers saddles tunnels")
 	for i, topic := range topics {
 		items = append(items, mail(fmt.Sprintf("m%d", i), fmt.Sprintf("t%d", i), berlinDay(t, 2026, 3, 2, 9).Add(time.Duration(i)*time.Hour),
 			"anna@example.com", "Topic "+topic, "Body about "+topic+" and the gas market."))
 	}
-	if _, err := st.UpsertItems(ctx, items, UpsertOptions{}); err != nil {
+	if _, err := st.UpsertItems(ctx, items, store.UpsertOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	dims := func() map[int]int {
@@ -314,7 +327,7 @@ func TestVectorsReembedWhenTheEmbedderChanges(t *testing.T) {
 
 	second := NewVectors(st, embedder.NewBuiltin(64), VectorOptions{BatchSize: 8})
 	// Before it loads, search answers by keywords.
-	if hits, err := second.Search(ctx, SearchQuery{Text: "harbours"}); err != nil || len(hits) == 0 {
+	if hits, err := New(st, second, nil).Search(ctx, Query{Text: "harbours"}); err != nil || len(hits) == 0 {
 		t.Fatalf("search while loading: %v, %v", hits, err)
 	}
 	if err := second.prepare(ctx); err != nil {
@@ -335,7 +348,7 @@ func TestVectorsReembedWhenTheEmbedderChanges(t *testing.T) {
 	if d := dims(); d[64] != 20 || len(d) != 1 {
 		t.Fatalf("vectors after re-embedding: %v", d)
 	}
-	hits, err := second.Search(ctx, SearchQuery{Text: "harbour", Mode: ModeVector, Limit: 1})
+	hits, err := New(st, second, nil).Search(ctx, Query{Text: "harbour", Mode: ModeVector, Limit: 1})
 	if err != nil || len(hits) != 1 || hits[0].Item.ExternalID != "m7" { // harbours
 		t.Fatalf("vector search after re-embedding: %v, %v", hits, err)
 	}
@@ -372,20 +385,20 @@ func TestEncodeWideRoundTrip(t *testing.T) {
 // the query does not; a query with no words to look for marks nothing.
 func TestSearchMarksHitsFoundByMeaningOnly(t *testing.T) {
 	at := berlinDay(t, 2026, 3, 9, 9)
-	f := newSearchFixture(t, []*Item{
+	f := newSearchFixture(t, []*store.Item{
 		mail("blackout", "t1", at, "anna@example.com", "Grid", "Rolling blackouts again across California tonight."),
 		mail("lunch", "t2", at, "bob@example.com", "Lunch", "Lunch with Anna about the budget on Friday."),
 	})
 	// Misspelt: no word matches, the character n-grams still do.
-	hits := f.search(t, SearchQuery{Text: "blackoutz californa", Mode: ModeHybrid})
+	hits := f.search(t, Query{Text: "blackoutz californa", Mode: ModeHybrid})
 	if len(hits) == 0 || hits[0].Item.ExternalID != "blackout" || !hits[0].ByMeaning {
 		t.Fatalf("misspelt query: %v (by meaning %v), want the blackout mail found by meaning", ids(hits), len(hits) > 0 && hits[0].ByMeaning)
 	}
-	hits = f.search(t, SearchQuery{Text: "blackouts in californa", Mode: ModeHybrid})
+	hits = f.search(t, Query{Text: "blackouts in californa", Mode: ModeHybrid})
 	if len(hits) == 0 || hits[0].Item.ExternalID != "blackout" || hits[0].ByMeaning {
 		t.Fatalf("a query with one right word: %v, want the blackout mail marked as a word match", ids(hits))
 	}
-	for _, h := range f.search(t, SearchQuery{Text: "what about it", Mode: ModeHybrid}) {
+	for _, h := range f.search(t, Query{Text: "what about it", Mode: ModeHybrid}) {
 		if h.ByMeaning {
 			t.Errorf("%s marked by meaning for a query of stop words only", h.Item.ExternalID)
 		}

@@ -1,11 +1,17 @@
-package store
+// Package search finds what the owner has stored: keywords from the
+// store's full-text index, meaning from item vectors held in memory
+// (chromem-go) and persisted in the store, fused into one ranking, with
+// natural-language dates, person and source filters, and snippets.
+package search
 
 import (
 	"cmp"
 	"context"
 	"crypto/sha256"
+	"database/sql"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strconv"
 	"strings"
@@ -13,6 +19,7 @@ import (
 
 	"github.com/omnibrain/omnibrain/embedder"
 	"github.com/omnibrain/omnibrain/internal/tokenize"
+	"github.com/omnibrain/omnibrain/store"
 )
 
 // Search modes.
@@ -44,21 +51,29 @@ const (
 	maxSearchHits = 1000
 )
 
-// Search runs a keyword-only search over the store (fts and hybrid modes
-// both use the full-text index alone; vector mode needs Vectors.Search).
-func (s *Store) Search(ctx context.Context, q SearchQuery) ([]Hit, error) {
-	return s.search(ctx, q, nil)
+// Searcher searches the store's items. It is safe for concurrent use.
+type Searcher struct {
+	st    *store.Store
+	db    *sql.DB
+	vec   *Vectors // nil: keywords only
+	log   *slog.Logger
+	terms termCache
 }
 
-// Search runs a hybrid search: full-text and vector rankings fused by
-// reciprocal rank. While the index loads, it falls back to keywords.
-func (v *Vectors) Search(ctx context.Context, q SearchQuery) ([]Hit, error) {
-	return v.st.search(ctx, q, v)
+// New returns a searcher over st. With vec, searches are hybrid: full-text
+// and vector rankings fused by reciprocal rank, falling back to keywords
+// while the index loads; without, fts and hybrid modes use the full-text
+// index alone and vector mode is unavailable.
+func New(st *store.Store, vec *Vectors, log *slog.Logger) *Searcher {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Searcher{st: st, db: st.DB(), vec: vec, log: log}
 }
 
 // plan is a search after its text has been taken apart.
 type plan struct {
-	q       SearchQuery
+	q       Query
 	terms   []queryTerm
 	fts     string // MATCH expression; "" if no words
 	vecText string // text for the embedder
@@ -67,7 +82,9 @@ type plan struct {
 	people  []string // query words that may name people
 }
 
-func (s *Store) search(ctx context.Context, q SearchQuery, v *Vectors) ([]Hit, error) {
+// Search runs q.
+func (s *Searcher) Search(ctx context.Context, q Query) ([]Hit, error) {
+	v := s.vec
 	if q.Limit <= 0 {
 		q.Limit = 10
 	}
@@ -76,7 +93,7 @@ func (s *Store) search(ctx context.Context, q SearchQuery, v *Vectors) ([]Hit, e
 		q.Location = time.UTC
 	}
 	if q.Now.IsZero() {
-		q.Now = s.now()
+		q.Now = s.st.Now()
 	}
 	switch q.Mode {
 	case "":
@@ -142,7 +159,7 @@ var (
 // mailbox where the query also says "Palo Verde"). BM25 gives them little
 // weight, but FTS5 still scores every item they match: at 100k mails that
 // was most of a search's time. The vector half still reads every word.
-func (s *Store) keywordTerms(ctx context.Context, terms []queryTerm) []queryTerm {
+func (s *Searcher) keywordTerms(ctx context.Context, terms []queryTerm) []queryTerm {
 	if len(terms) < 2 {
 		return terms
 	}
@@ -161,7 +178,7 @@ func (s *Store) keywordTerms(ctx context.Context, terms []queryTerm) []queryTerm
 
 // filterSQL builds the conditions on items i for the query's filters and
 // an extra period from the text (intersected with Since/Until).
-func filterSQL(q SearchQuery, since, until time.Time) (string, []any) {
+func filterSQL(q Query, since, until time.Time) (string, []any) {
 	conds := []string{"1"}
 	var args []any
 	if !q.Since.IsZero() && (since.IsZero() || q.Since.After(since)) {
@@ -171,10 +188,10 @@ func filterSQL(q SearchQuery, since, until time.Time) (string, []any) {
 		until = q.Until
 	}
 	if !since.IsZero() {
-		conds, args = append(conds, "i.time >= ?"), append(args, ms(since))
+		conds, args = append(conds, "i.time >= ?"), append(args, since.UnixMilli())
 	}
 	if !until.IsZero() {
-		conds, args = append(conds, "i.time < ?"), append(args, ms(until))
+		conds, args = append(conds, "i.time < ?"), append(args, until.UnixMilli())
 	}
 	var sources []any
 	for _, src := range q.Sources {
@@ -183,7 +200,7 @@ func filterSQL(q SearchQuery, since, until time.Time) (string, []any) {
 		}
 	}
 	if len(sources) > 0 {
-		ph := Placeholders(len(sources))
+		ph := store.Placeholders(len(sources))
 		conds = append(conds, "(i.source IN ("+ph+") OR i.kind IN ("+ph+"))")
 		args = append(append(args, sources...), sources...)
 	}
@@ -206,10 +223,10 @@ type candidate struct {
 	ftsScore float64 // -bm25: higher is better
 	vecRank  int     // 1-based; 0: not found by vectors
 	vecSim   float64
-	item     *Item
+	item     *store.Item
 }
 
-func (s *Store) runSearch(ctx context.Context, p *plan, v *Vectors) ([]Hit, error) {
+func (s *Searcher) runSearch(ctx context.Context, p *plan, v *Vectors) ([]Hit, error) {
 	q := p.q
 	depth := max(3*q.Limit, 50)
 	cands := map[int64]*candidate{}
@@ -295,11 +312,11 @@ func (s *Store) runSearch(ctx context.Context, p *plan, v *Vectors) ([]Hit, erro
 	for i, c := range ordered {
 		ids[i] = c.id
 	}
-	items, err := s.ItemsByID(ctx, ids)
+	items, err := s.st.ItemsByID(ctx, ids)
 	if err != nil {
 		return nil, err
 	}
-	byID := make(map[int64]*Item, len(items))
+	byID := make(map[int64]*store.Item, len(items))
 	for _, it := range items {
 		byID[it.ID] = it
 	}
@@ -354,7 +371,7 @@ type ftsRow struct {
 	bm25 float64
 }
 
-func (s *Store) ftsSearch(ctx context.Context, p *plan, n int) ([]ftsRow, error) {
+func (s *Searcher) ftsSearch(ctx context.Context, p *plan, n int) ([]ftsRow, error) {
 	// The index alone, without joining items: looking up the row of every
 	// match cost most of a search (20 of 25 ms at 100k mails). Filters are
 	// checked on the ranked ids instead, a chunk at a time, until n pass.
@@ -395,7 +412,7 @@ func (s *Store) ftsSearch(ctx context.Context, p *plan, n int) ([]ftsRow, error)
 			return nil, err
 		}
 		chunk = append(chunk, r)
-		if len(chunk) == MaxVariables {
+		if len(chunk) == store.MaxVariables {
 			if err := keep(); err != nil {
 				return nil, err
 			}
@@ -423,8 +440,8 @@ type vecCandidates struct {
 // the in-memory index, or, under a filter, among the items it selects
 // (scanning the whole index and filtering afterwards would miss
 // everything when the filter is narrow).
-func (s *Store) vectorCandidates(ctx context.Context, p *plan, v *Vectors, n int) vecCandidates {
-	qv, err := v.embedQuery(ctx, p.vecText)
+func (s *Searcher) vectorCandidates(ctx context.Context, p *plan, v *Vectors, n int) vecCandidates {
+	qv, err := v.embedQuery(ctx, p.vecText, func(word string) float64 { return s.idf(ctx, word) })
 	if errors.Is(err, embedder.ErrEmpty) {
 		return vecCandidates{}
 	}
@@ -466,21 +483,9 @@ func (v *Vectors) rerankCandidates(ctx context.Context, c vecCandidates, also []
 }
 
 // filtered returns the ids of every item that passes the plan's filters.
-func (s *Store) filtered(ctx context.Context, p *plan) ([]int64, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT i.id FROM items i WHERE `+p.where, p.args...)
+func (s *Searcher) filtered(ctx context.Context, p *plan) ([]int64, error) {
+	ids, err := store.Collect(ctx, s.db, store.Value[int64], `SELECT i.id FROM items i WHERE `+p.where, p.args...)
 	if err != nil {
-		return nil, fmt.Errorf("search: filter: %w", err)
-	}
-	defer rows.Close()
-	var ids []int64
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
-		}
-		ids = append(ids, id)
-	}
-	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("search: filter: %w", err)
 	}
 	return ids, nil
@@ -488,7 +493,7 @@ func (s *Store) filtered(ctx context.Context, p *plan) ([]int64, error) {
 
 // namesPeople counts the query words that name someone involved in the
 // item: a word of a display name or of an address's local part.
-func namesPeople(it *Item, words []string) int {
+func namesPeople(it *store.Item, words []string) int {
 	var names []string
 	for _, p := range append([]string{it.Sender}, it.People...) {
 		if at := strings.IndexByte(p, '@'); at >= 0 {
@@ -508,7 +513,7 @@ func namesPeople(it *Item, words []string) int {
 // dedupeKey identifies the same content reached twice: one message in
 // two mailboxes or imported from two archives, or the same text sent
 // twice by one sender.
-func dedupeKey(it *Item) string {
+func dedupeKey(it *store.Item) string {
 	if id, ok := it.Meta["message_id"].(string); ok && id != "" {
 		return "m:" + strings.ToLower(strings.Trim(id, "<> "))
 	}
@@ -548,7 +553,7 @@ func fuse(mode string, cands map[int64]*candidate) {
 // found by the words of the question it answers. The neighbours come from
 // the keyword hits themselves, so a message no keyword matched can still
 // rank through the one before or after it.
-func (s *Store) ftsSearchContext(ctx context.Context, p *plan, n int) ([]ftsRow, error) {
+func (s *Searcher) ftsSearchContext(ctx context.Context, p *plan, n int) ([]ftsRow, error) {
 	// Twice as deep: a message can rank through its neighbours' words.
 	ranked, err := s.ftsSearch(ctx, p, 2*n)
 	if err != nil || len(ranked) == 0 {
@@ -560,7 +565,7 @@ func (s *Store) ftsSearchContext(ctx context.Context, p *plan, n int) ([]ftsRow,
 		ids[i] = r.id
 		matched[r.id] = true
 	}
-	nb, err := s.threadNeighbours(ctx, ids)
+	nb, err := threadNeighbours(ctx, s.db, ids)
 	if err != nil {
 		return nil, err
 	}
@@ -605,28 +610,21 @@ func (s *Store) ftsSearchContext(ctx context.Context, p *plan, n int) ([]ftsRow,
 
 // newest adds the n newest items that pass the plan's filters, scored by
 // recency, for a search that names nothing but a period or a filter.
-func (s *Store) newest(ctx context.Context, p *plan, n int, get func(int64) *candidate) error {
-	rows, err := s.db.QueryContext(ctx, `SELECT i.id FROM items i WHERE `+p.where+` ORDER BY i.time DESC, i.id DESC LIMIT ?`, append(slices.Clone(p.args), n)...)
+func (s *Searcher) newest(ctx context.Context, p *plan, n int, get func(int64) *candidate) error {
+	ids, err := store.Collect(ctx, s.db, store.Value[int64], `SELECT i.id FROM items i WHERE `+p.where+` ORDER BY i.time DESC, i.id DESC LIMIT ?`, append(slices.Clone(p.args), n)...)
 	if err != nil {
 		return fmt.Errorf("search: list: %w", err)
 	}
-	defer rows.Close()
-	for rank := 1; rows.Next(); rank++ {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			return err
-		}
+	for i, id := range ids {
+		rank := i + 1
 		c := get(id)
 		c.ftsRank, c.ftsScore, c.vecRank, c.vecSim = rank, 1/float64(rank), rank, 1/float64(rank)
-	}
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("search: list: %w", err)
 	}
 	return nil
 }
 
 // passing returns which of ids pass the plan's filters.
-func (s *Store) passing(ctx context.Context, p *plan, ids []int64) (map[int64]bool, error) {
+func (s *Searcher) passing(ctx context.Context, p *plan, ids []int64) (map[int64]bool, error) {
 	pass := make(map[int64]bool, len(ids))
 	if p.where == "1" {
 		for _, id := range ids {
@@ -634,27 +632,14 @@ func (s *Store) passing(ctx context.Context, p *plan, ids []int64) (map[int64]bo
 		}
 		return pass, nil
 	}
-	for from := 0; from < len(ids); from += MaxVariables {
-		chunk := ids[from:min(len(ids), from+MaxVariables)]
-		args := make([]any, 0, len(chunk)+len(p.args))
-		for _, id := range chunk {
-			args = append(args, id)
-		}
-		rows, err := s.db.QueryContext(ctx, `SELECT i.id FROM items i WHERE i.id IN (`+Placeholders(len(chunk))+`) AND `+p.where, append(args, p.args...)...)
+	for from := 0; from < len(ids); from += store.MaxVariables {
+		chunk := ids[from:min(len(ids), from+store.MaxVariables)]
+		ok, err := store.Collect(ctx, s.db, store.Value[int64], `SELECT i.id FROM items i WHERE i.id IN (`+store.Placeholders(len(chunk))+`) AND `+p.where, append(store.Args(chunk), p.args...)...)
 		if err != nil {
 			return nil, fmt.Errorf("search: filter: %w", err)
 		}
-		for rows.Next() {
-			var id int64
-			if err := rows.Scan(&id); err != nil {
-				rows.Close()
-				return nil, err
-			}
+		for _, id := range ok {
 			pass[id] = true
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return nil, fmt.Errorf("search: filter: %w", err)
 		}
 	}
 	return pass, nil

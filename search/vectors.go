@@ -1,4 +1,4 @@
-package store
+package search
 
 import (
 	"cmp"
@@ -17,6 +17,7 @@ import (
 
 	"github.com/omnibrain/omnibrain/embedder"
 	"github.com/omnibrain/omnibrain/internal/retry"
+	"github.com/omnibrain/omnibrain/store"
 )
 
 // metaEmbedder records which embedder made the stored vectors.
@@ -97,7 +98,8 @@ type VectorStatus struct {
 // Sync in a one-shot CLI process) writes; searches read concurrently and
 // never wait for loading or indexing.
 type Vectors struct {
-	st   *Store
+	st   *store.Store
+	db   *sql.DB
 	emb  embedder.Embedder
 	opts VectorOptions
 	log  *slog.Logger
@@ -111,9 +113,9 @@ type Vectors struct {
 
 // NewVectors returns the vector index over st using emb. Nothing is loaded
 // until Run or Sync.
-func NewVectors(st *Store, emb embedder.Embedder, opts VectorOptions) *Vectors {
+func NewVectors(st *store.Store, emb embedder.Embedder, opts VectorOptions) *Vectors {
 	opts.defaults()
-	v := &Vectors{st: st, emb: emb, opts: opts, log: opts.Log, wake: make(chan struct{}, 1)}
+	v := &Vectors{st: st, db: st.DB(), emb: emb, opts: opts, log: opts.Log, wake: make(chan struct{}, 1)}
 	v.status = VectorStatus{State: VectorsLoading, Embedder: emb.Identity()}
 	return v
 }
@@ -239,7 +241,7 @@ func (v *Vectors) checkIdentity(ctx context.Context) (bool, error) {
 	if old == id {
 		return false, nil
 	}
-	err = v.st.Tx(ctx, func(tx *Tx) error {
+	err = v.st.Tx(ctx, func(tx *store.Tx) error {
 		for _, table := range []string{"item_vectors", "chunk_vectors"} {
 			if _, err := tx.Exec(`DELETE FROM ` + table); err != nil {
 				return fmt.Errorf("drop old vectors: %w", err)
@@ -261,7 +263,7 @@ func (v *Vectors) checkIdentity(ctx context.Context) (bool, error) {
 
 func (v *Vectors) pending(ctx context.Context) (int, error) {
 	var n int
-	err := v.st.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM vector_queue`).Scan(&n)
+	err := v.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM vector_queue`).Scan(&n)
 	return n, err
 }
 
@@ -271,23 +273,18 @@ func (v *Vectors) pending(ctx context.Context) (int, error) {
 func (v *Vectors) Load(ctx context.Context) error {
 	start := time.Now()
 	var n int
-	if err := v.st.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM item_vectors`).Scan(&n); err != nil {
+	if err := v.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM item_vectors`).Scan(&n); err != nil {
 		return fmt.Errorf("vectors: count: %w", err)
 	}
-	rows, err := v.st.db.QueryContext(ctx, `SELECT item_id, vector FROM item_vectors`)
-	if err != nil {
-		return fmt.Errorf("vectors: load: %w", err)
-	}
-	defer rows.Close()
 	dim := 0
 	var slab []float32 // one allocation for all vectors: less heap overhead
 	ids := make([]int64, 0, n)
 	// RawBytes reuses one buffer instead of copying every blob.
 	var blob sql.RawBytes
-	for rows.Next() {
+	err := store.Each(ctx, v.db, func(r store.Scanner) error {
 		var item int64
-		if err := rows.Scan(&item, &blob); err != nil {
-			return fmt.Errorf("vectors: load: %w", err)
+		if err := r.Scan(&item, &blob); err != nil {
+			return err
 		}
 		if dim == 0 {
 			dim = len(blob) / 4
@@ -295,12 +292,13 @@ func (v *Vectors) Load(ctx context.Context) error {
 		}
 		if len(blob) != dim*4 {
 			v.log.Warn("skipping stored vector of another dimension", "item", item, "bytes", len(blob))
-			continue
+			return nil
 		}
 		slab = appendDecoded(slab, blob)
 		ids = append(ids, item)
-	}
-	if err := rows.Err(); err != nil {
+		return nil
+	}, `SELECT item_id, vector FROM item_vectors`)
+	if err != nil {
 		return fmt.Errorf("vectors: load: %w", err)
 	}
 	vecs := make([][]float32, len(ids))
@@ -338,22 +336,9 @@ func (v *Vectors) maybeRebuild(ctx context.Context) error {
 // vectors; it returns how many queue entries it settled. Items whose
 // embedding fails stay queued and the error is returned.
 func (v *Vectors) IndexPending(ctx context.Context) (int, error) {
-	rows, err := v.st.db.QueryContext(ctx, `SELECT item_id FROM vector_queue ORDER BY item_id LIMIT ?`, v.opts.BatchSize)
+	ids, err := store.Collect(ctx, v.db, store.Value[int64], `SELECT item_id FROM vector_queue ORDER BY item_id LIMIT ?`, v.opts.BatchSize)
 	if err != nil {
 		return 0, fmt.Errorf("vectors: read queue: %w", err)
-	}
-	var ids []int64
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			rows.Close()
-			return 0, err
-		}
-		ids = append(ids, id)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return 0, err
 	}
 	if len(ids) == 0 {
 		return 0, nil
@@ -370,7 +355,7 @@ func (v *Vectors) IndexPending(ctx context.Context) (int, error) {
 	// Store and index in one go; the queue entry goes in the same
 	// transaction, so a crash re-embeds rather than loses an item.
 	means := make(map[int64][]float32, len(ids))
-	err = v.st.Tx(ctx, func(tx *Tx) error {
+	err = v.st.Tx(ctx, func(tx *store.Tx) error {
 		for _, id := range ids {
 			if _, err := tx.Exec(`DELETE FROM item_vectors WHERE item_id = ?`, id); err != nil {
 				return err
@@ -431,7 +416,7 @@ func (v *Vectors) IndexPending(ctx context.Context) (int, error) {
 
 // chunks is the text of an item that gets embedded: the title with each
 // piece of the body.
-func (v *Vectors) chunks(it *Item) []string {
+func (v *Vectors) chunks(it *store.Item) []string {
 	body := embedder.Chunks(it.Body, v.opts.ChunkSize, v.opts.MaxChunks)
 	if len(body) == 0 {
 		if strings.TrimSpace(it.Title) == "" {
@@ -496,12 +481,12 @@ func itemVector(chunks []chunkVec) []float32 {
 
 // itemVectors computes the vectors of the items' chunks, each mixed with
 // the first chunk of the item's neighbours in its thread.
-func (v *Vectors) itemVectors(ctx context.Context, items []*Item) (map[int64][]chunkVec, error) {
+func (v *Vectors) itemVectors(ctx context.Context, items []*store.Item) (map[int64][]chunkVec, error) {
 	ids := make([]int64, len(items))
 	for i, it := range items {
 		ids[i] = it.ID
 	}
-	nb, err := v.st.threadNeighbours(ctx, ids)
+	nb, err := threadNeighbours(ctx, v.db, ids)
 	if err != nil {
 		return nil, err
 	}
@@ -591,33 +576,28 @@ func mixContext(self, prev, next chunkVec) chunkVec {
 
 // threadNeighbours returns, per item, the ids of the items just before and
 // after it in its thread (0 when none).
-func (s *Store) threadNeighbours(ctx context.Context, ids []int64) (map[int64][2]int64, error) {
+func threadNeighbours(ctx context.Context, db store.Querier, ids []int64) (map[int64][2]int64, error) {
 	out := map[int64][2]int64{}
 	if len(ids) == 0 {
 		return out, nil
 	}
-	args := make([]any, len(ids))
-	for i, id := range ids {
-		args[i] = id
-	}
-	rows, err := s.db.QueryContext(ctx, `SELECT c.id,
+	err := store.Each(ctx, db, func(r store.Scanner) error {
+		var id, prev, next int64
+		if err := r.Scan(&id, &prev, &next); err != nil {
+			return err
+		}
+		out[id] = [2]int64{prev, next}
+		return nil
+	}, `SELECT c.id,
 		COALESCE((SELECT p.id FROM items p WHERE p.source = c.source AND p.thread = c.thread
 			AND (p.time < c.time OR (p.time = c.time AND p.id < c.id)) ORDER BY p.time DESC, p.id DESC LIMIT 1), 0),
 		COALESCE((SELECT n.id FROM items n WHERE n.source = c.source AND n.thread = c.thread
 			AND (n.time > c.time OR (n.time = c.time AND n.id > c.id)) ORDER BY n.time, n.id LIMIT 1), 0)
-		FROM items c WHERE c.thread != '' AND c.id IN (`+Placeholders(len(ids))+`)`, args...)
+		FROM items c WHERE c.thread != '' AND c.id IN (`+store.Placeholders(len(ids))+`)`, store.Args(ids)...)
 	if err != nil {
 		return nil, fmt.Errorf("vectors: thread neighbours: %w", err)
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var id, prev, next int64
-		if err := rows.Scan(&id, &prev, &next); err != nil {
-			return nil, err
-		}
-		out[id] = [2]int64{prev, next}
-	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // embedAll embeds texts; a text with nothing to embed gets empty vectors
@@ -766,10 +746,10 @@ func sortVecHits(h []vecHit) {
 }
 
 // embedQuery embeds a query; the built-in embedder weighs words by their
-// rarity in the store and adds the wide vector for re-ranking.
-func (v *Vectors) embedQuery(ctx context.Context, text string) (chunkVec, error) {
+// rarity in the store (weight) and adds the wide vector for re-ranking.
+func (v *Vectors) embedQuery(ctx context.Context, text string, weight func(string) float64) (chunkVec, error) {
 	if b, ok := v.emb.(*embedder.Builtin); ok {
-		n, w := b.Dual(text, func(word string) float64 { return v.st.idf(ctx, word) })
+		n, w := b.Dual(text, weight)
 		if n == nil {
 			return chunkVec{}, embedder.ErrEmpty
 		}
@@ -794,34 +774,27 @@ func (v *Vectors) rerank(ctx context.Context, qv chunkVec, ids []int64, n int) (
 	ids = slices.Clone(ids)
 	slices.Sort(ids)
 	ids = slices.Compact(ids)
-	args := make([]any, len(ids))
-	for i, id := range ids {
-		args[i] = id
-	}
-	rows, err := v.st.db.QueryContext(ctx, `SELECT item_id, vector FROM chunk_vectors WHERE item_id IN (`+Placeholders(len(ids))+`)`, args...)
-	if err != nil {
-		return nil, fmt.Errorf("vectors: re-rank: %w", err)
-	}
-	defer rows.Close()
 	q, dot := qv.narrow, dotEncoded
 	if qv.wide != nil {
 		q, dot = qv.wide, dotWide
 	}
 	best := map[int64]float32{}
+	// RawBytes: the blob is read in place, not copied.
 	var blob sql.RawBytes
-	for rows.Next() {
+	err := store.Each(ctx, v.db, func(r store.Scanner) error {
 		var id int64
-		if err := rows.Scan(&id, &blob); err != nil {
-			return nil, err
+		if err := r.Scan(&id, &blob); err != nil {
+			return err
 		}
 		if s, ok := dot(q, blob); ok {
 			if old, seen := best[id]; !seen || s > old {
 				best[id] = s
 			}
 		}
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
+		return nil
+	}, `SELECT item_id, vector FROM chunk_vectors WHERE item_id IN (`+store.Placeholders(len(ids))+`)`, store.Args(ids)...)
+	if err != nil {
+		return nil, fmt.Errorf("vectors: re-rank: %w", err)
 	}
 	return topHits(best, n), nil
 }

@@ -1,9 +1,13 @@
-package store
+package search
 
-import "time"
+import (
+	"time"
 
-// SearchQuery is a memory search: natural-language text plus filters.
-type SearchQuery struct {
+	"github.com/omnibrain/omnibrain/store"
+)
+
+// Query is a memory search: natural-language text plus filters.
+type Query struct {
 	Text    string
 	Limit   int       // default 10
 	Since   time.Time // inclusive; zero: no bound
@@ -28,7 +32,7 @@ type SearchQuery struct {
 
 // Hit is one search result, best first.
 type Hit struct {
-	Item    *Item
+	Item    *store.Item
 	Score   float64
 	Snippet string // with the matched terms marked «like this»
 	// Outside is the period the query named when nothing in it matched

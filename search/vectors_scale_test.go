@@ -1,4 +1,4 @@
-package store_test
+package search_test
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"github.com/omnibrain/omnibrain/embedder"
 	"github.com/omnibrain/omnibrain/internal/testutil"
 	"github.com/omnibrain/omnibrain/internal/tokenize"
+	"github.com/omnibrain/omnibrain/search"
 	"github.com/omnibrain/omnibrain/store"
 )
 
@@ -54,13 +55,14 @@ func TestVectorKnownItemsAtScale(t *testing.T) {
 	if err := st.DB().QueryRow(`SELECT COUNT(*) FROM items`).Scan(&items); err != nil {
 		t.Fatal(err)
 	}
-	vec := store.NewVectors(st, embedder.NewBuiltin(0), store.VectorOptions{PartitionSize: items / 50, Probe: 8})
+	vec := search.NewVectors(st, embedder.NewBuiltin(0), search.VectorOptions{PartitionSize: items / 50, Probe: 8})
 	if err := vec.Sync(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if err := vec.Load(ctx); err != nil { // partitioned as at a daemon's start
 		t.Fatal(err)
 	}
+	searcher := search.New(st, vec, nil)
 
 	type known struct {
 		id    int64
@@ -109,7 +111,7 @@ func TestVectorKnownItemsAtScale(t *testing.T) {
 	found := func(mode string, k int) float64 {
 		n := 0
 		for _, a := range asks {
-			hits, err := vec.Search(ctx, store.SearchQuery{Text: a.query, Mode: mode, Limit: k, Now: time.Now(), Location: time.UTC})
+			hits, err := searcher.Search(ctx, search.Query{Text: a.query, Mode: mode, Limit: k, Now: time.Now(), Location: time.UTC})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -122,7 +124,7 @@ func TestVectorKnownItemsAtScale(t *testing.T) {
 		}
 		return 100 * float64(n) / float64(len(asks))
 	}
-	vector, hybrid := found(store.ModeVector, 25), found(store.ModeHybrid, 10)
+	vector, hybrid := found(search.ModeVector, 25), found(search.ModeHybrid, 10)
 	t.Logf("%d mails, %d known-item queries: vector top-25 %.1f%%, hybrid top-10 %.1f%%", items, len(asks), vector, hybrid)
 	// Floors a few points under today's numbers (33.5 and 90.5). The index
 	// as it was (a 192-float vector per chunk, half as many partitions,

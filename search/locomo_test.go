@@ -1,4 +1,4 @@
-package store
+package search
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 
 	"github.com/omnibrain/omnibrain/embedder"
 	"github.com/omnibrain/omnibrain/internal/testutil"
+	"github.com/omnibrain/omnibrain/store"
 )
 
 type locomoTurn struct {
@@ -38,9 +39,9 @@ type locomoSample struct {
 
 // locomoItems turns a conversation into one item per dialog turn, each
 // timed at its session's date (turns a second apart, in order).
-func locomoItems(t *testing.T, conv map[string]json.RawMessage) ([]*Item, time.Time) {
+func locomoItems(t *testing.T, conv map[string]json.RawMessage) ([]*store.Item, time.Time) {
 	t.Helper()
-	var items []*Item
+	var items []*store.Item
 	var last time.Time
 	for n := 1; ; n++ {
 		raw, ok := conv[fmt.Sprintf("session_%d", n)]
@@ -64,7 +65,7 @@ func locomoItems(t *testing.T, conv map[string]json.RawMessage) ([]*Item, time.T
 			if tr.BlipCaption != "" {
 				body += " [shares " + tr.BlipCaption + "]"
 			}
-			it := &Item{
+			it := &store.Item{
 				Source: "locomo", ExternalID: tr.DiaID, Kind: "message", Thread: fmt.Sprintf("D%d", n),
 				Time: start.Add(time.Duration(i) * time.Second), Body: body,
 				Sender: strings.ToLower(tr.Speaker), People: []string{tr.Speaker},
@@ -152,11 +153,11 @@ func TestLoCoMoRecall(t *testing.T) {
 	ctx := context.Background()
 	for _, sample := range samples {
 		items, last := locomoItems(t, sample.Conversation)
-		st, err := Open(ctx, filepath.Join(t.TempDir(), FileName), Options{})
+		st, err := store.Open(ctx, filepath.Join(t.TempDir(), store.FileName), store.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := st.UpsertItems(ctx, items, UpsertOptions{}); err != nil {
+		if _, err := st.UpsertItems(ctx, items, store.UpsertOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		vec := NewVectors(st, embedder.NewBuiltin(0), VectorOptions{})
@@ -166,7 +167,7 @@ func TestLoCoMoRecall(t *testing.T) {
 		for _, qa := range sample.QA {
 			ev := evidenceIDs(qa.Evidence)
 			for _, m := range modes {
-				hits, err := vec.Search(ctx, SearchQuery{Text: qa.Question, Limit: 25, Mode: m, Now: last.Add(24 * time.Hour), Location: time.UTC, Fallback: true})
+				hits, err := New(vec.st, vec, nil).Search(ctx, Query{Text: qa.Question, Limit: 25, Mode: m, Now: last.Add(24 * time.Hour), Location: time.UTC, Fallback: true})
 				if err != nil {
 					t.Fatalf("%s %q: %v", m, qa.Question, err)
 				}

@@ -1,0 +1,103 @@
+package search
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/omnibrain/omnibrain/embedder"
+	"github.com/omnibrain/omnibrain/store"
+)
+
+// The index holds one vector per item: a changed item replaces its own
+// (wherever it now belongs) and a deleted one leaves.
+func TestVectorIndexFollowsChangesAndDeletes(t *testing.T) {
+	at := berlinDay(t, 2026, 3, 2, 9)
+	f := newSearchFixture(t, []*store.Item{
+		mail("a", "ta", at, "anna@example.com", "Sailing", "The regatta sails past the lighthouse at dawn."),
+		mail("b", "tb", at, "bob@example.com", "Baking", "Sourdough needs a starter fed every morning."),
+		mail("c", "tc", at, "carl@example.com", "Chess", "The endgame came down to rook and pawn."),
+	})
+	ctx := context.Background()
+	score := func(q, id string) float64 {
+		t.Helper()
+		for _, h := range f.search(t, Query{Text: q, Mode: ModeVector, Limit: 5}) {
+			if h.Item.ExternalID == id {
+				return h.Score
+			}
+		}
+		return 0
+	}
+	if s := score("regatta lighthouse", "a"); s < 0.2 {
+		t.Fatalf("before the change: a scores %.3f for its own words", s)
+	}
+	changed := mail("a", "ta", at, "anna@example.com", "Gardening", "Tomatoes ripen slowly in cold weather.")
+	if _, err := f.st.UpsertItems(ctx, []*store.Item{changed}, store.UpsertOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.st.DB().Exec(`DELETE FROM items WHERE external_id = 'c'`); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.vec.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := f.vec.Status().Vectors; n != 2 {
+		t.Fatalf("%d vectors in the index, want one per remaining item (2)", n)
+	}
+	if s := score("tomatoes ripen", "a"); s < 0.2 {
+		t.Errorf("after the change: a scores %.3f for its new words", s)
+	}
+	if s := score("regatta lighthouse", "a"); s > 0.05 {
+		t.Errorf("after the change: a still scores %.3f for its old words", s)
+	}
+}
+
+// plainEmbedder is the built-in embedder seen as any other: one vector per
+// text, no wide vectors, no word weights.
+type plainEmbedder struct{ b *embedder.Builtin }
+
+func (p plainEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	return p.b.Embed(ctx, texts)
+}
+func (p plainEmbedder) Dimension() int   { return p.b.Dimension() }
+func (p plainEmbedder) Identity() string { return "plain/" + p.b.Identity() }
+
+// With an embedder that has no wide vectors, the candidates are re-ranked
+// by their chunks' own stored vectors: a long mail whose one relevant
+// paragraph is diluted in its item vector still beats short mails that
+// share a word with the query.
+func TestVectorSearchRanksByChunksForOtherEmbedders(t *testing.T) {
+	var b strings.Builder
+	for i := 0; b.Len() < 6000; i++ {
+		fmt.Fprintf(&b, "Paragraph %d covers routine scheduling, staffing and the weekly desk report.\n\n", i)
+	}
+	for range 8 {
+		b.WriteString("The Palo Verde outage rerouted energy west. ")
+	}
+	at := berlinDay(t, 2026, 3, 2, 9)
+	items := []*store.Item{mail("long", "t1", at, "anna@example.com", "Weekly report", b.String())}
+	for i := range 30 {
+		items = append(items, mail(fmt.Sprintf("f%d", i), fmt.Sprintf("f%d", i), at, "bob@example.com",
+			"Note", fmt.Sprintf("The outage log %d is attached.", i)))
+	}
+	st := openTest(t)
+	ctx := context.Background()
+	if _, err := st.UpsertItems(ctx, items, store.UpsertOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	vec := NewVectors(st, plainEmbedder{embedder.NewBuiltin(0)}, VectorOptions{})
+	if err := vec.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := vec.Status().Vectors; n != len(items) {
+		t.Fatalf("%d vectors in the index, want one per item (%d)", n, len(items))
+	}
+	hits, err := New(vec.st, vec, nil).Search(ctx, Query{Text: "palo verde outage", Mode: ModeVector, Limit: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(hits) == 0 || hits[0].Item.ExternalID != "long" {
+		t.Fatalf("vector search: %v, want the long mail first", ids(hits))
+	}
+}
