@@ -3,7 +3,7 @@ package memory
 import (
 	"strings"
 
-	"github.com/omnibrain/omnibrain/embedder"
+	"github.com/omnibrain/omnibrain/internal/tokenize"
 )
 
 var (
@@ -24,7 +24,7 @@ func Categorize(text string) Category {
 			return RecentContext
 		}
 	}
-	words := embedder.Words(text)
+	words := tokenize.Words(text)
 	has := func(m map[string]bool) bool {
 		for _, w := range words {
 			if m[w] {

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/omnibrain/omnibrain/embedder"
+	"github.com/omnibrain/omnibrain/internal/tokenize"
 )
 
 // terms is what the matching rules see of a fact's text.
@@ -54,7 +54,7 @@ var digitsRe = regexp.MustCompile(`\d`)
 func analyse(text string) terms {
 	t := terms{all: map[string]bool{}, topic: map[string]bool{}, values: map[string]bool{}, key: map[string]bool{}}
 	proper := properNames(text)
-	words := embedder.Words(text)
+	words := tokenize.Words(text)
 	inKey := true
 	for i, w := range words {
 		if inKey && copulas[w] && i > 0 {
@@ -66,13 +66,13 @@ func analyse(text string) terms {
 		case changeWords[w] && t.change == noCue:
 			t.change = changeCue
 		}
-		if embedder.StopWord(w) && !timeWords[w] && !digitsRe.MatchString(w) {
+		if tokenize.StopWord(w) && !timeWords[w] && !digitsRe.MatchString(w) {
 			continue
 		}
 		if ownerWords[w] {
 			continue
 		}
-		s := embedder.Stem(w)
+		s := tokenize.Stem(w)
 		t.all[s] = true
 		switch {
 		case timeWords[w]:
@@ -108,7 +108,7 @@ func properNames(text string) map[string]bool {
 		}
 		r := []rune(f)
 		if unicode.IsUpper(r[0]) && strings.ToLower(f) != "i" {
-			for _, w := range embedder.Words(f) {
+			for _, w := range tokenize.Words(f) {
 				out[w] = true
 			}
 		}
