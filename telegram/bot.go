@@ -26,7 +26,6 @@ import (
 	"github.com/omnibrain/omnibrain/internal/wait"
 	"github.com/omnibrain/omnibrain/notify"
 	"github.com/omnibrain/omnibrain/search"
-	"github.com/omnibrain/omnibrain/store"
 )
 
 // HealthName is the bot's component in the health registry.
