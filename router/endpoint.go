@@ -22,7 +22,7 @@ type probeOptions struct {
 
 // newEndpoint builds one configured provider. openai and anthropic need a
 // model; ollama without one takes the first model the server lists.
-func newEndpoint(ctx context.Context, probe probeOptions, name, kind, baseURL, apiKey, model string) (*endpoint, error) {
+func newEndpoint(ctx context.Context, probe probeOptions, name, kind, baseURL, apiKey, model string, hosted http.RoundTripper) (*endpoint, error) {
 	ep := &endpoint{name: name, kind: kind, model: model}
 	switch kind {
 	case "openai":
@@ -38,6 +38,9 @@ func newEndpoint(ctx context.Context, probe probeOptions, name, kind, baseURL, a
 	ep.baseURL = strings.TrimSuffix(ep.baseURL, "/")
 	ep.local = IsLoopbackURL(ep.baseURL)
 	hc := httpClient(ep.local)
+	if !ep.local && hosted != nil {
+		hc = &http.Client{Transport: hosted}
+	}
 	if kind == "anthropic" {
 		ep.p = newAnthropic(ep.baseURL, apiKey, model, hc)
 	} else {
@@ -71,7 +74,7 @@ func discoverOllama(ctx context.Context, probe probeOptions, model string) (*end
 		}
 		model = models[0]
 	}
-	ep, err := newEndpoint(ctx, probe, DefaultProvider, "ollama", probe.url, "", model)
+	ep, err := newEndpoint(ctx, probe, DefaultProvider, "ollama", probe.url, "", model, nil)
 	if err != nil {
 		return nil, err.Error()
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"net/http"
 	"strings"
 	"sync"
 	"time"
@@ -72,6 +73,9 @@ type Options struct {
 	OllamaURL    string
 	ProbeTimeout time.Duration
 	Retry        Retry
+	// Transport, if set, carries requests to hosted (non-loopback)
+	// providers: tests reach a hosted name at a loopback fake with it.
+	Transport http.RoundTripper
 }
 
 // Router sends each request to the providers its task is routed to, in
@@ -110,6 +114,9 @@ type endpoint struct {
 	baseURL string
 	local   bool // on loopback: allowed for privacy: local tasks
 	p       provider
+
+	price       config.Price // what its calls count at (see PriceFor)
+	priceSource PriceSource
 }
 
 // New builds the router from the configuration. With Provider "" it probes
@@ -161,10 +168,12 @@ func New(ctx context.Context, opts Options) (*Router, error) {
 			errs = append(errs, err)
 			return
 		}
+		ep.price, ep.priceSource = PriceFor(r.prices, ep.kind, ep.baseURL, ep.model)
 		r.endpoints[ep.name] = ep
 		r.order = append(r.order, ep.name)
-		if !ep.local && !r.priced(ep.model) && (r.budget > 0 || r.hardLimit > 0) {
-			r.log.Warn("provider has no price: the daily budget cannot count its calls", "provider", ep.name, "model", ep.model)
+		if ep.priceSource == PriceUnknown {
+			r.log.Warn("hosted model has no known price: its calls count at the most expensive known rate", "provider", ep.name, "model", ep.model,
+				"input_per_mtok", ep.price.InputPerMTok, "output_per_mtok", ep.price.OutputPerMTok)
 		}
 	}
 	switch cfg.Provider {
@@ -181,10 +190,10 @@ func New(ctx context.Context, opts Options) (*Router, error) {
 			r.hint = hint
 		}
 	default:
-		add(newEndpoint(ctx, probe, DefaultProvider, cfg.Provider, cfg.BaseURL, cfg.APIKey.Reveal(), cfg.Model))
+		add(newEndpoint(ctx, probe, DefaultProvider, cfg.Provider, cfg.BaseURL, cfg.APIKey.Reveal(), cfg.Model, opts.Transport))
 	}
 	for _, p := range cfg.Providers {
-		add(newEndpoint(ctx, probe, p.Name, p.Type, p.BaseURL, p.APIKey.Reveal(), p.Model))
+		add(newEndpoint(ctx, probe, p.Name, p.Type, p.BaseURL, p.APIKey.Reveal(), p.Model, opts.Transport))
 	}
 	if len(errs) > 0 {
 		return nil, fmt.Errorf("router: %w", errors.Join(errs...))
@@ -206,6 +215,9 @@ func (r *Router) Describe() string {
 		where := ep.baseURL
 		if ep.local {
 			where += ", local"
+		}
+		if ep.priceSource == PriceUnknown {
+			where += fmt.Sprintf(", no known price: counted at $%g/$%g per million tokens", ep.price.InputPerMTok, ep.price.OutputPerMTok)
 		}
 		parts = append(parts, fmt.Sprintf("%s: %s %s (%s)", ep.name, ep.kind, ep.model, where))
 	}
@@ -261,6 +273,31 @@ func (r *Router) call(ctx context.Context, req Request, onDelta func(Delta)) (*R
 		r.health.Degrade(HealthName, err)
 	}
 	return nil, err
+}
+
+// Ready reports whether background work on task can reach a model now:
+// ErrNoModel when none is configured for it, ErrBudgetExceeded when the
+// day's budget is spent for every provider it may use (the owner is told
+// once, as for a call). Callers check it before starting work that would
+// only stop at its first model call.
+func (r *Router) Ready(ctx context.Context, task Task) error {
+	cands, err := r.candidates(task, "")
+	if err != nil {
+		return err
+	}
+	day := r.now().In(r.loc).Format(time.DateOnly)
+	spent := r.spent(ctx, day)
+	var first error
+	for _, ep := range cands {
+		err := r.checkBudget(ctx, Request{Task: task}, ep, day, spent)
+		if err == nil {
+			return nil
+		}
+		if first == nil {
+			first = err
+		}
+	}
+	return first
 }
 
 // candidates are the endpoints a task may use, in order: its route (or the
@@ -382,7 +419,7 @@ func (r *Router) attempt(ctx context.Context, ep *endpoint, req Request, onDelta
 	}
 	resp.Provider = ep.name
 	resp.Model = cmp.Or(resp.Model, ep.model)
-	resp.Usage.CostUSD = r.cost(ep.model, resp.Usage)
+	resp.Usage.CostUSD = ep.cost(resp.Usage)
 	r.record(ctx, ep, req, start, latency, resp, err, n, onDelta != nil)
 	if err != nil {
 		r.log.Warn("model call failed", "provider", ep.name, "task", req.Task, "attempt", n, "err", err)
@@ -419,19 +456,12 @@ func (r *Router) record(ctx context.Context, ep *endpoint, req Request, start ti
 	}
 }
 
-// priced reports whether calls to model cost money as far as the price
-// table knows: only those count against, and are paused by, the budget.
-func (r *Router) priced(model string) bool {
-	p, ok := r.prices[model]
-	return ok && (p.InputPerMTok > 0 || p.OutputPerMTok > 0)
-}
+// priced reports whether the endpoint's calls cost money: only those
+// count against, and are paused by, the budget.
+func (ep *endpoint) priced() bool { return ep.price.InputPerMTok > 0 || ep.price.OutputPerMTok > 0 }
 
-func (r *Router) cost(model string, u Usage) float64 {
-	p, ok := r.prices[model]
-	if !ok {
-		return 0
-	}
-	c := (float64(u.InputTokens)*p.InputPerMTok + float64(u.OutputTokens)*p.OutputPerMTok) / 1e6
+func (ep *endpoint) cost(u Usage) float64 {
+	c := (float64(u.InputTokens)*ep.price.InputPerMTok + float64(u.OutputTokens)*ep.price.OutputPerMTok) / 1e6
 	return math.Round(c*1e9) / 1e9
 }
 
@@ -454,7 +484,7 @@ func (r *Router) spent(ctx context.Context, day string) float64 {
 // daily budget; interactive calls continue past it, up to the hard limit
 // when one is set. The owner is told once per day for each.
 func (r *Router) checkBudget(ctx context.Context, req Request, ep *endpoint, day string, spent float64) error {
-	if !r.priced(ep.model) {
+	if !ep.priced() {
 		return nil
 	}
 	tz := r.loc.String()

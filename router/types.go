@@ -18,14 +18,16 @@
 //     provider); a refused connection goes to the next provider at once;
 //   - fail over to the next provider, and when all fail return an error
 //     joining each provider's *ProviderError;
-//   - record every attempt in llm_calls with tokens and the cost from
-//     llm.prices (USD per million tokens, keyed by the configured model);
+//   - record every attempt in llm_calls with tokens and its cost (see
+//     PriceFor: llm.prices, else free on loopback or Ollama, else the
+//     built-in table of public prices, else the most expensive known rate);
 //   - keep to the budget: once the day's spend (the owner's timezone)
 //     reaches llm.daily_budget_usd, background calls to priced models fail
 //     fast with ErrBudgetExceeded and the owner is told once that day;
 //     interactive calls (Request.Interactive) go on, until the optional
-//     llm.hard_limit_usd stops them too. Unpriced models (a local Ollama)
-//     are never paused.
+//     llm.hard_limit_usd stops them too. Free models (a local Ollama) are
+//     never paused. Ready says beforehand whether background work on a
+//     task can run now.
 //
 // Errors: ErrNoModel (degrade: no model can take the call), ErrBudgetExceeded,
 // *ProviderError (errors.As: provider, model, status, type, retryable),

@@ -277,26 +277,30 @@ func checkIntegrations(cfg *config.Config) []checkResult {
 		out = append(out, checkResult{Name: "llm", Status: "ok", Detail: cfg.LLM.Provider + " " + model})
 	}
 	if models := unpricedModels(cfg); len(models) > 0 {
-		out = append(out, checkResult{Name: "budget", Status: "warn",
-			Detail: "no price for " + strings.Join(models, ", ") + ": the daily budget cannot count these calls and never pauses them",
-			Fix:    "add llm.prices." + models[0] + ": {input_per_mtok: …, output_per_mtok: …} to config.yaml (or check the model name)"})
+		p, _ := router.PriceFor(nil, "openai", "https://unknown.example", models[0])
+		detail := fmt.Sprintf("no known price for %s: its calls count at the most expensive known rate ($%g in, $%g out per million tokens)",
+			strings.Join(models, ", "), p.InputPerMTok, p.OutputPerMTok)
+		if cfg.LLM.DailyBudgetUSD > 0 {
+			detail += ", so the daily budget may pause background work early"
+		}
+		out = append(out, checkResult{Name: "budget", Status: "warn", Detail: detail,
+			Fix: "add llm.prices." + models[0] + ": {input_per_mtok: …, output_per_mtok: …} to config.yaml (or check the model name)"})
 	}
 	return out
 }
 
-// unpricedModels lists the cloud models a budget is set for but that have
-// no price: a mistyped model name would otherwise turn the budget off
-// without a word.
+// unpricedModels lists the hosted models neither llm.prices nor the
+// built-in table knows: the router counts them at the most expensive
+// known rate, and a mistyped model name should not do that silently.
 func unpricedModels(cfg *config.Config) []string {
-	if cfg.LLM.DailyBudgetUSD <= 0 && cfg.LLM.HardLimitUSD <= 0 {
-		return nil
-	}
 	providers := []config.Provider{{Type: cfg.LLM.Provider, BaseURL: cfg.LLM.BaseURL, Model: cfg.LLM.Model}}
 	providers = append(providers, cfg.LLM.Providers...)
 	var out []string
 	for _, p := range providers {
-		cloud := (p.Type == "openai" || p.Type == "anthropic") && !router.IsLoopbackURL(p.BaseURL)
-		if _, priced := cfg.LLM.Prices[p.Model]; cloud && p.Model != "" && !priced && !slices.Contains(out, p.Model) {
+		if p.Type != "openai" && p.Type != "anthropic" || p.Model == "" || slices.Contains(out, p.Model) {
+			continue
+		}
+		if _, src := router.PriceFor(cfg.LLM.Prices, p.Type, p.BaseURL, p.Model); src == router.PriceUnknown {
 			out = append(out, p.Model)
 		}
 	}

@@ -63,7 +63,10 @@ func TestDoctor(t *testing.T) {
 		{"home readable by others", func(t *testing.T, home string) { os.Chmod(home, 0o755) }, nil, false, "home", "warn", "chmod 700"},
 		{"a budget and a model without a price", func(t *testing.T, home string) {
 			os.WriteFile(filepath.Join(home, "config.yaml"), []byte("llm:\n  daily_budget_usd: 2\n  prices:\n    gpt-4o-mini: {input_per_mtok: 0.15, output_per_mtok: 0.6}\n"), 0o600)
-		}, map[string]string{"OMNIBRAIN_LLM_PROVIDER": "openai", "OMNIBRAIN_LLM_API_KEY": "sk-test", "OMNIBRAIN_LLM_MODEL": "gpt-4o-mni"}, false, "budget", "warn", "llm.prices.gpt-4o-mni"},
+		}, map[string]string{"OMNIBRAIN_LLM_PROVIDER": "openai", "OMNIBRAIN_LLM_API_KEY": "sk-test", "OMNIBRAIN_LLM_MODEL": "gtp-4o-mini"}, false, "budget", "warn", "llm.prices.gtp-4o-mini"},
+		{"a hosted model the built-in table prices", func(t *testing.T, home string) {
+			os.WriteFile(filepath.Join(home, "config.yaml"), []byte("llm:\n  daily_budget_usd: 2\n"), 0o600)
+		}, map[string]string{"OMNIBRAIN_LLM_PROVIDER": "anthropic", "OMNIBRAIN_LLM_API_KEY": "sk-test", "OMNIBRAIN_LLM_MODEL": "claude-sonnet-4-5"}, false, "budget", "", ""},
 		{"a budget and a priced model", func(t *testing.T, home string) {
 			os.WriteFile(filepath.Join(home, "config.yaml"), []byte("llm:\n  daily_budget_usd: 2\n  prices:\n    gpt-4o-mini: {input_per_mtok: 0.15, output_per_mtok: 0.6}\n"), 0o600)
 		}, map[string]string{"OMNIBRAIN_LLM_PROVIDER": "openai", "OMNIBRAIN_LLM_API_KEY": "sk-test", "OMNIBRAIN_LLM_MODEL": "gpt-4o-mini"}, false, "budget", "", ""},

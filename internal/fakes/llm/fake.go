@@ -322,3 +322,22 @@ func pause(r *http.Request, d time.Duration) bool {
 		return false
 	}
 }
+
+// hostedTransport delivers every request to the fake whatever host it
+// names, so a provider configured with a hosted base URL (one that is not
+// loopback, e.g. https://api.openai.example/v1) reaches the fake through
+// the real client: what the router does for hosted providers (prices,
+// budgets) is tested without leaving the machine.
+func (f *fake) hostedTransport() http.RoundTripper {
+	target := f.srv.Listener.Addr().String()
+	base := f.srv.Client().Transport
+	return roundTripper(func(r *http.Request) (*http.Response, error) {
+		r = r.Clone(r.Context())
+		r.URL.Scheme, r.URL.Host = "http", target
+		return base.RoundTrip(r)
+	})
+}
+
+type roundTripper func(*http.Request) (*http.Response, error)
+
+func (rt roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { return rt(r) }

@@ -386,3 +386,7 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.WriteHeader(status)
 	json.NewEncoder(w).Encode(v)
 }
+
+// HostedTransport delivers requests for any host to this fake (see
+// fake.hostedTransport).
+func (o *OpenAI) HostedTransport() http.RoundTripper { return o.f.hostedTransport() }
