@@ -56,9 +56,12 @@ type Options struct {
 	Checkpoints Checkpoints   // nil: runs are not saved
 	Profile     ProfileSource // nil: no profile in the prompt
 	Memory      MemorySource  // nil: no memory about the owner in the prompt
-	Log         *slog.Logger
-	Now         func() time.Time
-	Location    *time.Location // the owner's timezone, for times shown to the model
+	// JobTools builds a background job's own tools (its proposal tool) for
+	// a task, at its start and again when it resumes.
+	JobTools func(ctx context.Context, t Task) ([]*Tool, error)
+	Log      *slog.Logger
+	Now      func() time.Time
+	Location *time.Location // the owner's timezone, for times shown to the model
 
 	Limits Limits
 	// TaskIterations caps the model calls of runs on a route (from
@@ -141,6 +144,26 @@ type Task struct {
 	NoTools bool   `json:"no_tools,omitempty"`
 	Session string `json:"session,omitempty"`
 	Origin  string `json:"origin,omitempty"` // proposals' origin; default agent
+
+	// Background runs (see background.go). Kind and Subject name the job
+	// ("draft_reply", "item:42") and make the run's id, so one job has one
+	// run.
+	Kind    string `json:"kind,omitempty"`
+	Subject string `json:"subject,omitempty"`
+	// Tools, when set, is the subset of the agent's tools offered; the
+	// job's own tools (Options.JobTools) are added.
+	Tools []string `json:"tools,omitempty"`
+	// Prefetch are tool calls the run makes itself before it first asks
+	// the model: the context a job always needs costs no model turn.
+	Prefetch []router.ToolCall `json:"prefetch,omitempty"`
+	// MaxTokens stops the run once its model calls used this many tokens
+	// (input and output); 0: no cap.
+	MaxTokens int `json:"max_tokens,omitempty"`
+	// FinishOn are tools whose proposal completes the job: the run ends
+	// when one succeeds, without another model turn.
+	FinishOn []string `json:"finish_on,omitempty"`
+	// NoProfile leaves the owner's profile out of the prompt.
+	NoProfile bool `json:"no_profile,omitempty"`
 }
 
 // ChainRef names a chain instance for the reasoning graph.
@@ -169,6 +192,7 @@ type runState struct {
 	Started      time.Time        `json:"started"`
 	LastText     string           `json:"last_text,omitempty"`
 	StopDetail   string           `json:"stop_detail,omitempty"` // the error behind an early stop
+	JobDone      bool             `json:"job_done,omitempty"`    // a FinishOn tool proposed
 
 	profile string // rendered once per process; not saved
 	memory  string // likewise
@@ -202,7 +226,14 @@ func (a *Agent) Run(ctx context.Context, task Task, onEvent func(Event)) (*Answe
 	if task.Route == "" {
 		task.Route = router.TaskChat
 	}
-	st := &runState{ID: newRunID(), Task: task, Calls: map[string]int{}, Started: a.opts.Now(), Graph: &graph.Graph{}}
+	id := newRunID()
+	if task.Kind != "" {
+		if task.Subject == "" {
+			return nil, errors.New("agent: a background task needs a subject")
+		}
+		id = RunID(task.Kind, task.Subject)
+	}
+	st := &runState{ID: id, Task: task, Calls: map[string]int{}, Started: a.opts.Now(), Graph: &graph.Graph{}}
 	st.Messages = append(st.Messages, task.History...)
 	msg := task.Objective
 	if len(task.Items) > 0 {
@@ -224,6 +255,11 @@ func (a *Agent) Run(ctx context.Context, task Task, onEvent func(Event)) (*Answe
 	for _, c := range task.Chains {
 		if _, err := st.Graph.AddChain(c.Name, c.Subject); err != nil {
 			return nil, fmt.Errorf("agent: %w", err)
+		}
+	}
+	if len(task.Prefetch) > 0 {
+		if err := a.prefetch(ctx, st, e); err != nil {
+			return nil, err
 		}
 	}
 	return a.loop(ctx, st, e)
@@ -299,19 +335,36 @@ func (a *Agent) loop(parent context.Context, st *runState, emit func(Event)) (*A
 	}
 	ctx, cancel := context.WithTimeout(parent, remaining)
 	defer cancel()
-	st.profile = a.profile(ctx)
+	if !st.Task.NoProfile {
+		st.profile = a.profile(ctx)
+	}
 	if a.opts.Memory != nil {
 		st.memory = a.opts.Memory.PromptMemory(ctx, st.Task.Objective)
 	}
-	tools := a.runTools(st)
+	tools, err := a.runTools(ctx, st)
+	if err != nil {
+		return nil, err
+	}
 	win := contextWindow{Budget: a.opts.ContextTokens, KeepRecent: 2}
 	if a.opts.Summarize {
 		win.Summarize = a.summarizer(ctx, st)
 	}
 
+	// A run stopped between its model's answer and the tools it asked
+	// for (the answer is saved first when it proposes) runs those calls
+	// now: the gate answers a repeated proposal with the one it has.
+	if calls := st.unanswered(); len(calls) > 0 {
+		if done, ans, err := a.afterCalls(ctx, st, tools, calls, lim, emit); done {
+			return ans, err
+		}
+	}
 	for {
 		if st.Iteration >= lim.MaxIterations {
 			return a.finish(ctx, st, emit, StopMaxIterations)
+		}
+		if st.Task.MaxTokens > 0 && st.Usage.InputTokens+st.Usage.OutputTokens >= st.Task.MaxTokens {
+			st.StopDetail = fmt.Sprintf("%d tokens used of the run's %d", st.Usage.InputTokens+st.Usage.OutputTokens, st.Task.MaxTokens)
+			return a.finish(ctx, st, emit, StopTokens)
 		}
 		if stop, ok := ctxStop(ctx, parent); ok {
 			return a.finish(ctx, st, emit, stop)
@@ -365,17 +418,36 @@ func (a *Agent) loop(parent context.Context, st *runState, emit func(Event)) (*A
 		if len(resp.ToolCalls) == 0 {
 			return a.finish(ctx, st, emit, StopDone)
 		}
-		proposed, capped := a.runCalls(ctx, st, tools, resp.ToolCalls, emit)
-		if (proposed || st.Iteration%lim.CheckpointEvery == 0) && a.opts.Checkpoints != nil {
+		if tools.anyOutgoing(resp.ToolCalls) && a.opts.Checkpoints != nil {
+			// Saved before it proposes: resumed, the run makes the same
+			// proposal (which the gate keeps as one), not a new draft.
 			a.save(ctx, st, nil, RunRunning)
 		}
-		if capped {
-			return a.finish(ctx, st, emit, StopToolCap)
-		}
-		if st.BlockedTurns >= lim.MaxBlockedTurns {
-			return a.finish(ctx, st, emit, StopLoop)
+		if done, ans, err := a.afterCalls(ctx, st, tools, resp.ToolCalls, lim, emit); done {
+			return ans, err
 		}
 	}
+}
+
+// afterCalls runs a turn's tool calls and checkpoints; done says the run
+// ended (a cap, a loop, or the job's proposal).
+func (a *Agent) afterCalls(ctx context.Context, st *runState, tools *Registry, calls []router.ToolCall, lim Limits, emit func(Event)) (bool, *Answer, error) {
+	proposed, capped := a.runCalls(ctx, st, tools, calls, emit)
+	if (proposed || st.Iteration%lim.CheckpointEvery == 0) && a.opts.Checkpoints != nil {
+		a.save(ctx, st, nil, RunRunning)
+	}
+	switch {
+	case capped:
+		ans, err := a.finish(ctx, st, emit, StopToolCap)
+		return true, ans, err
+	case st.BlockedTurns >= lim.MaxBlockedTurns:
+		ans, err := a.finish(ctx, st, emit, StopLoop)
+		return true, ans, err
+	case st.jobDone():
+		ans, err := a.finish(ctx, st, emit, StopDone)
+		return true, ans, err
+	}
+	return false, nil, nil
 }
 
 // ctxStop maps a done context to the stop reason: the caller's cancel or
@@ -393,9 +465,15 @@ func ctxStop(ctx, parent context.Context) (Stop, bool) {
 // finish builds the answer, saves the run and emits done.
 func (a *Agent) finish(ctx context.Context, st *runState, emit func(Event), stop Stop) (*Answer, error) {
 	text := ""
-	if stop == StopDone {
+	switch {
+	case stop == StopDone && st.jobDone():
+		text = st.LastText
+		for _, p := range st.Proposals {
+			text = strings.TrimSpace(text + fmt.Sprintf("\nProposed %s (%s): %s", p.ID, p.Kind, p.Title))
+		}
+	case stop == StopDone:
 		text = st.Messages[len(st.Messages)-1].Content
-	} else {
+	default:
 		text = stopMessage(stop, st.Iteration)
 		if st.StopDetail != "" && stop != StopNoModel {
 			text += " (" + st.StopDetail + ")"
@@ -429,17 +507,29 @@ func (a *Agent) finish(ctx context.Context, st *runState, emit func(Event), stop
 	return ans, nil
 }
 
-// runTools is the registry for one run: the agent's tools plus the run's
-// own (finish_phase with a plan, record_finding with a graph).
-func (a *Agent) runTools(st *runState) *Registry {
+// runTools is the registry for one run: the agent's tools (or the task's
+// subset of them), the job's own, and the run's own (finish_phase while a
+// plan has phases left to finish, record_finding with a graph).
+func (a *Agent) runTools(ctx context.Context, st *runState) (*Registry, error) {
+	base := a.opts.Tools
+	if len(st.Task.Tools) > 0 {
+		base = a.opts.Tools.Only(st.Task.Tools...)
+	}
 	var extra []*Tool
-	if st.Plan != nil {
+	if st.Task.Kind != "" && a.opts.JobTools != nil {
+		jt, err := a.opts.JobTools(ctx, st.Task)
+		if err != nil {
+			return nil, fmt.Errorf("agent: %s tools: %w", st.Task.Kind, err)
+		}
+		extra = append(extra, jt...)
+	}
+	if st.Plan != nil && len(st.Plan.Phases)-st.Plan.Current > 1 {
 		extra = append(extra, finishPhaseTool)
 	}
 	if len(st.Graph.Nodes) > 0 {
 		extra = append(extra, recordFindingTool)
 	}
-	return a.opts.Tools.With(extra...)
+	return base.With(extra...), nil
 }
 
 func (a *Agent) summarizer(ctx context.Context, st *runState) Summarizer {

@@ -92,6 +92,9 @@ func (a *Agent) runCalls(ctx context.Context, st *runState, tools *Registry, cal
 		if o.proposal != nil {
 			ev.ProposalID = o.proposal.ID
 			proposed = true
+			if slices.Contains(st.Task.FinishOn, o.call.Name) {
+				st.JobDone = true
+			}
 		}
 		emit(Event{Type: EventToolEnd, Tool: ev})
 		failed := o.status != StatusOK && o.status != StatusProposed

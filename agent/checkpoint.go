@@ -30,6 +30,7 @@ func (a *Agent) saveRun(ctx context.Context, st *runState, ans *Answer, status s
 	r := &Checkpoint{
 		ID: st.ID, Session: st.Task.Session, Route: string(st.Task.Route), Objective: st.Task.Objective,
 		Status: status, Iteration: st.Iteration, State: state, Interactive: st.Task.Interactive,
+		Kind: st.Task.Kind, Subject: st.Task.Subject, Tokens: st.Usage.InputTokens + st.Usage.OutputTokens,
 	}
 	if ans != nil {
 		if r.Answer, err = json.Marshal(ans); err != nil {

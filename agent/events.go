@@ -19,6 +19,7 @@ const (
 	EventPhaseComplete EventType = "phase_complete" // a plan phase completed, with its reflection
 	EventUsage         EventType = "usage"          // tokens and cost of one model call
 	EventError         EventType = "error"          // something went wrong; the run may go on
+	EventContext       EventType = "context"        // a background run gathered its context; Items are set
 	EventDone          EventType = "done"           // the run ended; Answer is set
 )
 
@@ -38,6 +39,7 @@ type Event struct {
 	Phase   *planner.Phase `json:"phase,omitempty"`
 	Usage   *router.Usage  `json:"usage,omitempty"`
 	Answer  *Answer        `json:"answer,omitempty"`
+	Items   []Citation     `json:"items,omitempty"`
 }
 
 // ToolEvent describes a tool call.

@@ -17,6 +17,12 @@ const (
 	RunRunning   = "running"
 	RunDone      = "done"
 	RunAbandoned = "abandoned" // nobody waits for it any more: never resumed
+	// Background runs only: ended without doing their job (a cap, a
+	// model error), dropped after being interrupted too often, or paused
+	// because no model could take them (none, or the budget spent).
+	RunFailed  = "failed"
+	RunDropped = "dropped"
+	RunPaused  = "paused"
 )
 
 // Checkpoint is a saved run: its serialised state while it runs, its
@@ -33,6 +39,11 @@ type Checkpoint struct {
 	Answer      json.RawMessage // nil until done
 	Created     time.Time
 	Updated     time.Time
+
+	Kind, Subject string // a background run's job; "" for chat
+	Attempts      int    // starts and resumes
+	LastError     string
+	Tokens        int // input and output tokens used so far
 }
 
 // Runs is the agent's repository of checkpoints, in the store's database
@@ -55,25 +66,26 @@ func (r *Runs) Save(ctx context.Context, c *Checkpoint) error {
 	if len(c.Answer) > 0 {
 		answer = string(c.Answer)
 	}
-	_, err := r.db.ExecContext(ctx, `INSERT INTO agent_runs (id, session, route, objective, status, interactive, iteration, state, answer, created, updated)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+	_, err := r.db.ExecContext(ctx, `INSERT INTO agent_runs (id, session, route, objective, status, interactive, iteration, state, answer, created, updated, kind, subject, tokens)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (id) DO UPDATE SET status = excluded.status, iteration = excluded.iteration,
-			state = excluded.state, answer = excluded.answer, updated = excluded.updated`,
-		c.ID, c.Session, c.Route, c.Objective, c.Status, c.Interactive, c.Iteration, string(c.State), answer, now, now)
+			state = excluded.state, answer = excluded.answer, updated = excluded.updated, tokens = excluded.tokens`,
+		c.ID, c.Session, c.Route, c.Objective, c.Status, c.Interactive, c.Iteration, string(c.State), answer, now, now, c.Kind, c.Subject, c.Tokens)
 	if err != nil {
 		return fmt.Errorf("agent: save run %s: %w", c.ID, err)
 	}
 	return nil
 }
 
-const runColumns = `id, session, route, objective, status, interactive, iteration, state, answer, created, updated`
+const runColumns = `id, session, route, objective, status, interactive, iteration, state, answer, created, updated, kind, subject, attempts, last_error, tokens`
 
 func scanRun(row store.Scanner) (*Checkpoint, error) {
 	var c Checkpoint
 	var state string
 	var answer sql.NullString
 	var created, updated int64
-	if err := row.Scan(&c.ID, &c.Session, &c.Route, &c.Objective, &c.Status, &c.Interactive, &c.Iteration, &state, &answer, &created, &updated); err != nil {
+	if err := row.Scan(&c.ID, &c.Session, &c.Route, &c.Objective, &c.Status, &c.Interactive, &c.Iteration, &state, &answer, &created, &updated,
+		&c.Kind, &c.Subject, &c.Attempts, &c.LastError, &c.Tokens); err != nil {
 		return nil, err
 	}
 	c.State = json.RawMessage(state)
@@ -108,7 +120,13 @@ func (r *Runs) Unfinished(ctx context.Context) ([]*Checkpoint, error) {
 
 // SetStatus changes a run's status (for instance to abandoned).
 func (r *Runs) SetStatus(ctx context.Context, id, status string) error {
-	res, err := r.db.ExecContext(ctx, `UPDATE agent_runs SET status = ?, updated = ? WHERE id = ?`, status, r.now().UnixMilli(), id)
+	return r.End(ctx, id, status, "")
+}
+
+// End sets a run's final status and the error it ended with, if any.
+func (r *Runs) End(ctx context.Context, id, status, lastErr string) error {
+	res, err := r.db.ExecContext(ctx, `UPDATE agent_runs SET status = ?, last_error = CASE WHEN ? = '' THEN last_error ELSE ? END, updated = ? WHERE id = ?`,
+		status, lastErr, lastErr, r.now().UnixMilli(), id)
 	if err != nil {
 		return fmt.Errorf("agent: run %s status: %w", id, err)
 	}
@@ -116,4 +134,27 @@ func (r *Runs) SetStatus(ctx context.Context, id, status string) error {
 		return fmt.Errorf("agent run %s: %w", id, store.ErrNotFound)
 	}
 	return nil
+}
+
+// Attempt counts a start or resume of a run and returns the attempts so
+// far, this one included.
+func (r *Runs) Attempt(ctx context.Context, id string) (int, error) {
+	var n int
+	err := r.db.QueryRowContext(ctx, `UPDATE agent_runs SET attempts = attempts + 1, updated = ? WHERE id = ? RETURNING attempts`, r.now().UnixMilli(), id).Scan(&n)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, fmt.Errorf("agent run %s: %w", id, store.ErrNotFound)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("agent: run %s attempt: %w", id, err)
+	}
+	return n, nil
+}
+
+// OfSubject returns the background runs about a subject, oldest first.
+func (r *Runs) OfSubject(ctx context.Context, subject string) ([]*Checkpoint, error) {
+	out, err := store.Collect(ctx, r.db, scanRun, `SELECT `+runColumns+` FROM agent_runs WHERE subject = ? ORDER BY created, id`, subject)
+	if err != nil {
+		return nil, fmt.Errorf("agent: runs of %s: %w", subject, err)
+	}
+	return out, nil
 }

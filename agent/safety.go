@@ -90,6 +90,7 @@ const (
 	StopModelError     Stop = "model_error"     // a model error that retrying cannot fix
 	StopNoModel        Stop = "no_model"        // no model is configured or reachable
 	StopBudget         Stop = "budget"          // the day's model budget is spent
+	StopTokens         Stop = "tokens"          // the run's token cap was reached
 )
 
 // stopMessage is what the owner is told when a run ends early.
@@ -113,6 +114,8 @@ func stopMessage(s Stop, iterations int) string {
 		return "No language model is configured, so I cannot reason about this."
 	case StopBudget:
 		return "I stopped because today's model budget is spent."
+	case StopTokens:
+		return "I stopped because this task used its share of tokens."
 	}
 	return ""
 }
