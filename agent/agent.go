@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -50,8 +51,11 @@ type MemorySource interface {
 
 // Options configure an Agent. Model and Tools are required.
 type Options struct {
-	Model       Model
-	Tools       *Registry
+	Model Model
+	Tools *Registry
+	// MoreTools, if set, is asked at the start of every run for tools
+	// that come and go while the agent lives (plugins the owner adds).
+	MoreTools   func() []*Tool
 	Proposer    Proposer      // nil: outgoing tools answer that proposals are unavailable
 	Checkpoints Checkpoints   // nil: runs are not saved
 	Profile     ProfileSource // nil: no profile in the prompt
@@ -507,15 +511,28 @@ func (a *Agent) finish(ctx context.Context, st *runState, emit func(Event), stop
 	return ans, nil
 }
 
-// runTools is the registry for one run: the agent's tools (or the task's
-// subset of them), the job's own, and the run's own (finish_phase while a
-// plan has phases left to finish, record_finding with a graph).
+// runTools is the registry for one run: the agent's tools and the added
+// ones (MoreTools) — or the task's subset of them —, the job's own, and
+// the run's own (finish_phase while a plan has phases left to finish,
+// record_finding with a graph).
 func (a *Agent) runTools(ctx context.Context, st *runState) (*Registry, error) {
 	base := a.opts.Tools
 	if len(st.Task.Tools) > 0 {
 		base = a.opts.Tools.Only(st.Task.Tools...)
 	}
 	var extra []*Tool
+	if a.opts.MoreTools != nil {
+		for _, t := range a.opts.MoreTools() {
+			// An added tool never replaces one of the agent's own.
+			if _, dup := a.opts.Tools.Get(t.Name); dup {
+				a.log.Warn("an added tool has the name of a standard tool; left out", "tool", t.Name)
+				continue
+			}
+			if len(st.Task.Tools) == 0 || slices.Contains(st.Task.Tools, t.Name) {
+				extra = append(extra, t)
+			}
+		}
+	}
 	if st.Task.Kind != "" && a.opts.JobTools != nil {
 		jt, err := a.opts.JobTools(ctx, st.Task)
 		if err != nil {

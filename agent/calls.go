@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/omnibrain/omnibrain/approval"
 	"github.com/omnibrain/omnibrain/graph"
 	"github.com/omnibrain/omnibrain/internal/untrusted"
 	"github.com/omnibrain/omnibrain/router"
@@ -74,11 +75,15 @@ func (a *Agent) runCalls(ctx context.Context, st *runState, tools *Registry, cal
 		}
 		o.call.Arguments = canon
 		run = append(run, i)
+		if t.Status != "" && t.Effect != Outgoing {
+			emit(Event{Type: EventToolStatus, Text: t.Status, Tool: &ToolEvent{CallID: c.ID, Name: c.Name}})
+		}
 	}
 
 	var wg sync.WaitGroup
+	tctx := withProvenance(ctx, st)
 	for _, i := range run {
-		wg.Go(func() { a.execute(ctx, st, outs[i]) })
+		wg.Go(func() { a.execute(tctx, st, outs[i]) })
 	}
 	wg.Wait()
 
@@ -139,6 +144,10 @@ func (a *Agent) execute(ctx context.Context, st *runState, o *callOutcome) {
 			return
 		}
 		r.res, r.err = t.run(tctx, o.call.Arguments)
+		// A read call that must not run unapproved becomes a proposal.
+		if ar, ok := errors.AsType[*ApprovalRequired](r.err); ok {
+			r.draft, r.err = a.proposeDraft(tctx, st, ar.Draft)
+		}
 	}()
 	var r result
 	select {
@@ -173,6 +182,14 @@ func (a *Agent) propose(ctx context.Context, st *runState, t *Tool, args json.Ra
 	d, err := t.propose(ctx, args)
 	if err != nil {
 		return nil, err
+	}
+	return a.proposeDraft(ctx, st, d)
+}
+
+// proposeDraft hands a draft to the gate in the run's name.
+func (a *Agent) proposeDraft(ctx context.Context, st *runState, d approval.Draft) (*ProposalRef, error) {
+	if a.opts.Proposer == nil {
+		return nil, errors.New("proposals are not available in this process, so this action cannot even be proposed")
 	}
 	d.Origin = st.Task.Origin
 	if d.Origin == "" {

@@ -14,6 +14,7 @@ const (
 	EventText          EventType = "text"           // a piece of the answer as it streams
 	EventToolStart     EventType = "tool_start"     // a tool call begins
 	EventToolEnd       EventType = "tool_end"       // a tool call ended (ok, error, blocked, proposed)
+	EventToolStatus    EventType = "tool_status"    // what a running tool says it is doing (Text)
 	EventFinding       EventType = "finding"        // a reasoning-graph node moved
 	EventPlan          EventType = "plan"           // the plan the run follows
 	EventPhaseComplete EventType = "phase_complete" // a plan phase completed, with its reflection

@@ -79,6 +79,9 @@ type Tool struct {
 	Description string
 	Effect      Effect
 	Timeout     time.Duration
+	// Status is shown to the owner while the tool runs (a plugin's
+	// status_message), as a tool_status event.
+	Status string
 
 	schema   json.RawMessage
 	resolved *jsonschema.Resolved
