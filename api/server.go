@@ -47,6 +47,8 @@ type Backends struct {
 	Explain   Explainer
 	// Memory: api/memory.go.
 	Memory Memory
+	// Plugins: api/plugins.go.
+	Plugins Plugins
 }
 
 // Server routes and guards API requests.
@@ -79,6 +81,8 @@ func NewServer(log *slog.Logger, token string, b Backends) *Server {
 	s.mux.HandleFunc("DELETE /api/v1/memory/{id}", s.handleMemoryForget)
 	s.mux.HandleFunc("GET /api/v1/memory/{id}/why", s.handleMemoryWhy)
 	s.mux.HandleFunc("POST /api/v1/memory/{id}/{action}", s.handleMemoryDecision)
+	s.mux.HandleFunc("POST /api/v1/plugins/reload", s.handlePluginsReload)
+	s.mux.HandleFunc("POST /api/v1/plugins/{name}/messages", s.handlePluginMessage)
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "not_found", fmt.Sprintf("no route %s %s", r.Method, r.URL.Path))
 	})
@@ -110,7 +114,8 @@ func (s *Server) guard(next http.Handler, needToken bool) http.Handler {
 			writeError(w, http.StatusForbidden, "forbidden", "foreign Host header")
 			return
 		}
-		if needToken && !s.validToken(r.Header.Get("Authorization")) {
+		// A plugin's message carries its own key, which its handler checks.
+		if needToken && !pluginMessagePath(r) && !s.validToken(r.Header.Get("Authorization")) {
 			s.log.Warn("api: refused request without valid token", "remote", r.RemoteAddr, "path", r.URL.Path)
 			w.Header().Set("WWW-Authenticate", `Bearer realm="omnibrain"`)
 			writeError(w, http.StatusUnauthorized, "unauthorized", "missing or wrong bearer token (see HOME/api-token)")

@@ -226,6 +226,15 @@ func (p *PluginActionPayload) check() error {
 	if p.Plugin == "" || p.Tool == "" {
 		return errors.New("payload: a plugin action needs plugin and tool")
 	}
+	if p.Endpoint != "" {
+		if p.Method == "" {
+			return errors.New("payload: a plugin call needs its method")
+		}
+		if len(p.Body) > 0 && !json.Valid(p.Body) {
+			return errors.New("payload: a plugin call's body is not valid JSON")
+		}
+		return nil
+	}
 	if len(bytes.TrimSpace(p.Arguments)) == 0 {
 		p.Arguments = json.RawMessage("{}")
 	}

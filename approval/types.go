@@ -120,11 +120,16 @@ type GitHubCommentPayload struct {
 	Body   string `json:"body"`
 }
 
-// PluginActionPayload runs a plugin tool that is not declared read-only.
+// PluginActionPayload is a plugin tool call: a local plugin's tool run
+// with Arguments, or a chat-tools call, the exact request: Method to
+// Endpoint with Body (GET: the arguments are in Endpoint's query).
 type PluginActionPayload struct {
 	Plugin    string          `json:"plugin"`
 	Tool      string          `json:"tool"`
-	Arguments json.RawMessage `json:"arguments"`
+	Arguments json.RawMessage `json:"arguments,omitempty"`
+	Method    string          `json:"method,omitempty"`
+	Endpoint  string          `json:"endpoint,omitempty"`
+	Body      json.RawMessage `json:"body,omitempty"`
 }
 
 // Automation rules.

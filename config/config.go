@@ -215,6 +215,14 @@ type Notifications struct {
 // Plugins configures external tools.
 type Plugins struct {
 	Dir string `yaml:"dir"` // default HOME/plugins
+	// VerifyInterval is how often the daemon asks chat-tools plugins'
+	// servers whether their manifest changed (default 1h).
+	VerifyInterval time.Duration `yaml:"verify_interval"`
+	// MessagesPerHour bounds each plugin's own messages to the owner
+	// (default 10).
+	MessagesPerHour int `yaml:"messages_per_hour"`
+	// CallTimeout bounds one chat-tools call (default 30s).
+	CallTimeout time.Duration `yaml:"call_timeout"`
 }
 
 // Default returns the configuration used when nothing is configured.
@@ -237,6 +245,7 @@ func Default(home string) *Config {
 		LLM:      LLM{Timeout: 2 * time.Minute},
 		Embedder: Embedder{Provider: "builtin"},
 		Approval: Approval{Expiry: 24 * time.Hour, Snooze: 2 * time.Hour},
+		Plugins:  Plugins{VerifyInterval: time.Hour, MessagesPerHour: 10, CallTimeout: 30 * time.Second},
 		Schedule: Schedule{
 			Mail:            5 * time.Minute,
 			Calendar:        15 * time.Minute,
@@ -558,6 +567,15 @@ func (c *Config) problems() []Problem {
 	}
 	if c.Approval.Expiry <= 0 {
 		bad("approval.expiry", "approval.expiry must be positive")
+	}
+	if c.Plugins.VerifyInterval < time.Minute {
+		bad("plugins.verify_interval", "plugins.verify_interval: %v is too short (at least 1m)", c.Plugins.VerifyInterval)
+	}
+	if c.Plugins.MessagesPerHour < 1 {
+		bad("plugins.messages_per_hour", "plugins.messages_per_hour must be at least 1")
+	}
+	if c.Plugins.CallTimeout <= 0 || c.Plugins.CallTimeout > 10*time.Minute {
+		bad("plugins.call_timeout", "plugins.call_timeout: %v must be between 0 and 10m", c.Plugins.CallTimeout)
 	}
 	for name, d := range map[string]time.Duration{"schedule.mail": c.Schedule.Mail, "schedule.calendar": c.Schedule.Calendar, "schedule.github": c.Schedule.GitHub} {
 		if d < 10*time.Second {

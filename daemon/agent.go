@@ -12,7 +12,6 @@ import (
 	"github.com/omnibrain/omnibrain/health"
 	"github.com/omnibrain/omnibrain/internal/supervise"
 	"github.com/omnibrain/omnibrain/memory"
-	"github.com/omnibrain/omnibrain/plugins"
 	"github.com/omnibrain/omnibrain/router"
 	"github.com/omnibrain/omnibrain/search"
 	"github.com/omnibrain/omnibrain/store"
@@ -48,7 +47,8 @@ func (a *App) openAgent(ctx context.Context, b *api.Backends) error {
 	if err != nil {
 		return fmt.Errorf("daemon: agent tools: %w", err)
 	}
-	if err := a.openPlugins(ctx, tools); err != nil {
+	pluginMgr, err := a.openPlugins(ctx, b)
+	if err != nil {
 		return err
 	}
 	if err := a.memoryTools(tools); err != nil {
@@ -64,7 +64,7 @@ func (a *App) openAgent(ctx context.Context, b *api.Backends) error {
 		}
 	}
 	ag, err := agent.New(agent.Options{
-		Model: a.llm, Tools: tools, Proposer: a.approval.gate, Checkpoints: runs,
+		Model: a.llm, Tools: tools, MoreTools: pluginMgr.Tools, Proposer: a.approval.gate, Checkpoints: runs,
 		Profile: profile, Memory: a.memory, Log: a.log.With("component", "agent"), Now: a.store.Now, Location: loc,
 		TaskIterations: iterations,
 		// A run long enough to outgrow the context keeps what its dropped
@@ -126,46 +126,6 @@ func (a *App) resumeRuns(ctx context.Context) error {
 	}
 	<-ctx.Done()
 	return ctx.Err()
-}
-
-// openPlugins loads HOME/plugins: read-only tools join the agent, the
-// others run only through plugin_action proposals, and knowledge files
-// are imported as items.
-func (a *App) openPlugins(ctx context.Context, tools *agent.Registry) error {
-	dir := a.cfg.Plugins.Dir
-	if dir == "" {
-		dir = a.cfg.Path("plugins")
-	}
-	mgr, errs := plugins.Load(dir, plugins.Options{Log: a.log.With("component", "plugins"), Report: a.health})
-	if len(mgr.Names()) == 0 && len(errs) == 0 {
-		a.health.Set(plugins.HealthName, health.Disabled, "no plugins in "+dir)
-		return nil
-	}
-	ptools, err := mgr.Tools()
-	if err != nil {
-		errs = append(errs, err)
-	}
-	for _, t := range ptools {
-		if err := tools.Add(t); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	if err := a.registerExecutor(mgr.Executor()); err != nil {
-		return err
-	}
-	items, kerrs := mgr.Knowledge()
-	errs = append(errs, kerrs...)
-	if len(items) > 0 {
-		if _, err := a.store.UpsertItems(ctx, items, store.UpsertOptions{}); err != nil {
-			errs = append(errs, fmt.Errorf("plugins: knowledge: %w", err))
-		}
-	}
-	if len(errs) > 0 {
-		a.health.Degrade(plugins.HealthName, errors.Join(errs...))
-	} else {
-		a.health.Set(plugins.HealthName, health.OK, fmt.Sprintf("%d plugins, %d tools, %d knowledge files", len(mgr.Names()), len(ptools), len(items)))
-	}
-	return nil
 }
 
 // profileBuilder gathers the agent's view of the owner from the store and

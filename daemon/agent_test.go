@@ -2,11 +2,8 @@ package daemon
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -145,46 +142,6 @@ func TestChatWithoutModelAnswersFromSearch(t *testing.T) {
 	}
 	if !strings.Contains(ans.Text, `nothing from "last year"`) || len(ans.Citations) == 0 || !strings.Contains(ans.Citations[0].Title, "Transwestern Advice Protest") {
 		t.Fatalf("a period with no matches: %s\n%+v", ans.Text, ans.Citations)
-	}
-}
-
-// TestPluginsJoinTheAgent: a read-only plugin tool is offered to the
-// model next to the standard tools; a broken manifest degrades health
-// without stopping the daemon or the good plugin.
-func TestPluginsJoinTheAgent(t *testing.T) {
-	f := llm.NewOpenAI(t)
-	script := []byte("#!/bin/sh\ncat >/dev/null\necho '{\"output\":\"sunny\"}'\n")
-	sum := sha256.Sum256(script)
-	app, _ := openLLMApp(t, func(cfg *config.Config) {
-		cfg.LLM.Provider, cfg.LLM.BaseURL, cfg.LLM.Model = "openai", f.URL, "gpt-test"
-		broken := filepath.Join(cfg.Home, "plugins", "broken")
-		os.MkdirAll(broken, 0o700)
-		os.WriteFile(filepath.Join(broken, "plugin.yaml"), []byte("name: broken\n"), 0o600)
-		good := filepath.Join(cfg.Home, "plugins", "weather")
-		os.MkdirAll(good, 0o700)
-		os.WriteFile(filepath.Join(good, "run.sh"), script, 0o700)
-		os.WriteFile(filepath.Join(good, "plugin.yaml"), []byte("name: weather\ncommand: run.sh\nsha256: "+hex.EncodeToString(sum[:])+
-			"\ntools:\n  - name: today\n    description: today's weather\n    read_only: true\n"), 0o600)
-	})
-	comp, _ := app.Health().Get("plugins")
-	if comp.State != health.Degraded || !strings.Contains(comp.LastError, "broken") {
-		t.Fatalf("plugins health = %+v", comp)
-	}
-	f.Script(llm.Turn{ToolCalls: []llm.ToolCall{{Name: "weather_today", Arguments: `{}`}}}, llm.Turn{Text: "It is sunny."})
-	ans, err := app.Chat().Chat(context.Background(), "", "what's the weather like, according to my weather plugin?", nil)
-	if err != nil || ans.Text != "It is sunny." {
-		t.Fatalf("answer = %+v, %v", ans, err)
-	}
-	var names []string
-	for _, tl := range f.Requests()[0].Tools {
-		names = append(names, tl.Name)
-	}
-	if got := strings.Join(names, ","); !strings.Contains(got, "weather_today") || !strings.Contains(got, "reply_email") {
-		t.Fatalf("tools = %v", names)
-	}
-	res := f.Requests()[1].Messages[len(f.Requests()[1].Messages)-1].Content
-	if !strings.Contains(res, "sunny") || !strings.Contains(res, "UNTRUSTED DATA") {
-		t.Fatalf("plugin output reached the model as %q", res)
 	}
 }
 

@@ -18,10 +18,12 @@ import (
 	"github.com/omnibrain/omnibrain/health"
 	fakegoogle "github.com/omnibrain/omnibrain/internal/fakes/google"
 	"github.com/omnibrain/omnibrain/notify"
+	"github.com/omnibrain/omnibrain/plugins/sandbox"
 	"github.com/omnibrain/omnibrain/store"
 )
 
 func TestMain(m *testing.M) {
+	sandbox.RunIfHelper() // local plugins run through this test binary
 	goleak.VerifyTestMain(m, goleak.IgnoreTopFunction("internal/poll.runtime_pollWait"))
 }
 

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/omnibrain/omnibrain/agent"
 	"github.com/omnibrain/omnibrain/api"
 	"github.com/omnibrain/omnibrain/drafting"
 	"github.com/omnibrain/omnibrain/health"
@@ -88,7 +89,21 @@ func (a *App) telegramSettings() string {
 type chatReplies struct{ chat api.Chatter }
 
 func (c chatReplies) Reply(ctx context.Context, session, text string) (string, error) {
-	ans, err := c.chat.Chat(ctx, session, text, nil)
+	return c.ReplyWithStatus(ctx, session, text, nil)
+}
+
+// ReplyWithStatus passes on what running tools say they are doing (a
+// plugin's status message), for the bot to show while the owner waits.
+func (c chatReplies) ReplyWithStatus(ctx context.Context, session, text string, status func(string)) (string, error) {
+	var onEvent func(agent.Event)
+	if status != nil {
+		onEvent = func(ev agent.Event) {
+			if ev.Type == agent.EventToolStatus {
+				status(ev.Text)
+			}
+		}
+	}
+	ans, err := c.chat.Chat(ctx, session, text, onEvent)
 	if err != nil {
 		return "", err
 	}

@@ -16,14 +16,18 @@ const maxKnowledgeFile = 1 << 20
 // KnowledgeSource is the items' source.
 const KnowledgeSource = "plugin"
 
-// Knowledge reads the plugins' knowledge files as items (source plugin,
+// Knowledge reads the local plugins' knowledge files as items (source plugin,
 // kind document, external id "<plugin>:<path>"), ready for
 // store.UpsertItems. A file that cannot be read is reported and skipped.
 func (m *Manager) Knowledge() ([]*store.Item, []error) {
 	var items []*store.Item
 	var errs []error
 	for _, name := range m.Names() {
-		man := m.plugins[name]
+		p, ok := m.get(name)
+		if !ok || p.local == nil || p.held() != nil {
+			continue
+		}
+		man := p.local
 		for _, rel := range man.Knowledge {
 			it, err := man.knowledgeItem(rel)
 			if err != nil {

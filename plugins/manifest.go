@@ -1,16 +1,14 @@
-// Package plugins runs external tools declared by manifests in
-// HOME/plugins/<name>/plugin.yaml: a command spoken to with JSON over
-// stdin/stdout, its executable's sha256 checked before every run, a
-// timeout, and an effect — outgoing unless the manifest says read_only —
-// so a plugin can only act through a plugin_action proposal the owner
-// approves. Manifests can also list knowledge files to import as items.
 package plugins
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -19,7 +17,7 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// ManifestName is the manifest file inside a plugin's directory.
+// ManifestName is a local plugin's manifest, in its folder.
 const ManifestName = "plugin.yaml"
 
 // Manifest is a plugin's declaration.
@@ -122,6 +120,10 @@ func (m *Manifest) check() error {
 		bad("command is required")
 	} else if strings.ContainsRune(m.Command, 0) {
 		bad("command contains a NUL byte")
+	} else if !filepath.IsAbs(m.Command) {
+		if _, err := m.within(m.Command); err != nil {
+			bad("command %q: %v", m.Command, err)
+		}
 	}
 	m.SHA256 = strings.ToLower(strings.TrimSpace(m.SHA256))
 	if !validSHA256.MatchString(m.SHA256) {
@@ -209,3 +211,42 @@ func (m *Manifest) commandPath() string {
 
 // Dir is the plugin's directory.
 func (m *Manifest) Dir() string { return m.dir }
+
+// ErrChecksum is returned when a plugin's executable (or a verified file)
+// is not the one its manifest names: it is refused, not run.
+var ErrChecksum = errors.New("checksum mismatch")
+
+// verify hashes the command and the Verify files.
+func (m *Manifest) verify() error {
+	files := map[string]string{m.commandPath(): m.SHA256}
+	for rel, sum := range m.Verify {
+		p, err := m.within(rel)
+		if err != nil {
+			return err
+		}
+		files[p] = strings.ToLower(sum)
+	}
+	for path, want := range files {
+		got, err := fileSHA256(path)
+		if err != nil {
+			return fmt.Errorf("plugin %s: %w", m.Name, err)
+		}
+		if got != want {
+			return fmt.Errorf("plugin %s: %w: %s has sha256 %s, the manifest says %s; it was changed — check it and update the manifest", m.Name, ErrChecksum, path, got, want)
+		}
+	}
+	return nil
+}
+
+func fileSHA256(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}

@@ -1,25 +1,21 @@
 package plugins
 
 import (
-	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
+	"net/http"
+	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
-	"strings"
-	"syscall"
+	"sync"
 	"time"
 
 	"github.com/omnibrain/omnibrain/agent"
-	"github.com/omnibrain/omnibrain/approval"
+	"github.com/omnibrain/omnibrain/plugins/sandbox"
 )
 
 // Reporter is told when a plugin is refused or fails, so it shows in status.
@@ -28,68 +24,120 @@ type Reporter interface {
 	Success(name string)
 }
 
-// Manager holds the loaded plugins.
-type Manager struct {
-	plugins map[string]*Manifest
-	log     *slog.Logger
-	report  Reporter
-}
-
-// Options configure Load.
-type Options struct {
-	Log    *slog.Logger
-	Report Reporter // may be nil
-}
-
 // HealthName is the health component plugins report under.
 const HealthName = "plugins"
 
-// Load reads every HOME/plugins/<name>/plugin.yaml under dir. A missing dir
-// means no plugins. A bad manifest is left out and its error returned
-// beside the others, which still load.
-func Load(dir string, opts Options) (*Manager, []error) {
+// ErrChanged marks a plugin whose manifest is not the one the owner
+// confirmed: its tools are not used until `plugin update` confirms it.
+var ErrChanged = errors.New("the plugin's manifest changed since you confirmed it")
+
+// Options configure a Manager.
+type Options struct {
+	Log    *slog.Logger
+	Report Reporter // may be nil
+	// Helper is the sandbox helper, the omnibrain binary; default the
+	// running executable.
+	Helper string
+	// Landlock says the kernel confines local plugins (default: asked).
+	Landlock *bool
+	Client   *http.Client
+	// CallTimeout bounds a chat-tools call (default DefaultCallTimeout).
+	CallTimeout time.Duration
+	Now         func() time.Time
+}
+
+// Manager holds the added plugins under one folder (HOME/plugins) and
+// gives the agent their tools and the gate their executor. Reload picks
+// up what `plugin add`, `update` and `remove` changed.
+type Manager struct {
+	root     string
+	opts     Options
+	log      *slog.Logger
+	landlock bool
+
+	mu      sync.RWMutex
+	plugins map[string]*plugin
+}
+
+// Load reads every plugin added under root. A plugin that cannot be
+// loaded is left out and its error returned beside the others, which
+// still load.
+func Load(root string, opts Options) (*Manager, []error) {
 	if opts.Log == nil {
 		opts.Log = slog.New(slog.DiscardHandler)
 	}
-	m := &Manager{plugins: map[string]*Manifest{}, log: opts.Log, report: opts.Report}
-	entries, err := os.ReadDir(dir)
-	if errors.Is(err, os.ErrNotExist) {
-		return m, nil
+	if opts.Client == nil {
+		opts.Client = NewHTTPClient()
 	}
-	if err != nil {
-		return m, []error{fmt.Errorf("plugins: %w", err)}
+	if opts.CallTimeout <= 0 {
+		opts.CallTimeout = DefaultCallTimeout
 	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Helper == "" {
+		if exe, err := os.Executable(); err == nil {
+			opts.Helper = exe
+		}
+	}
+	m := &Manager{root: root, opts: opts, log: opts.Log}
+	if opts.Landlock != nil {
+		m.landlock = *opts.Landlock
+	} else {
+		m.landlock = sandbox.LandlockABI() > 0
+	}
+	return m, m.Reload()
+}
+
+// Landlock reports whether local plugins are confined by Landlock here.
+func (m *Manager) Landlock() bool { return m.landlock }
+
+// Root is the folder plugins are added under.
+func (m *Manager) Root() string { return m.root }
+
+// Reload reads the added plugins again.
+func (m *Manager) Reload() []error {
+	loaded := map[string]*plugin{}
 	var errs []error
+	entries, err := os.ReadDir(m.root)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		errs = append(errs, fmt.Errorf("plugins: %w", err))
+	}
 	for _, e := range entries {
 		if !e.IsDir() {
 			continue
 		}
-		pdir := filepath.Join(dir, e.Name())
-		data, err := os.ReadFile(filepath.Join(pdir, ManifestName))
+		dir := filepath.Join(m.root, e.Name())
+		pin, err := readPin(dir)
 		if errors.Is(err, os.ErrNotExist) {
+			if _, serr := os.Stat(filepath.Join(dir, ManifestName)); serr == nil {
+				errs = append(errs, fmt.Errorf("plugin %s: not added, so not used: review it and run omnibrain plugin add %s", e.Name(), dir))
+			}
 			continue
 		}
-		if err != nil {
-			errs = append(errs, fmt.Errorf("plugin %s: %w", e.Name(), err))
-			continue
+		if err == nil {
+			var p *plugin
+			if p, err = loadPlugin(dir, pin, m.landlock); err == nil {
+				if err = p.buildTools(m); err == nil {
+					p.m = m
+					loaded[pin.Name] = p
+					continue
+				}
+			}
 		}
-		man, err := ParseManifest(data, pdir)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("plugin %s: %w", e.Name(), err))
-			continue
-		}
-		if man.Name != e.Name() {
-			errs = append(errs, fmt.Errorf("plugin %s: manifest name %q must match its directory", e.Name(), man.Name))
-			continue
-		}
-		m.plugins[man.Name] = man
+		errs = append(errs, fmt.Errorf("plugin %s: %w", e.Name(), err))
 	}
-	return m, errs
+	m.mu.Lock()
+	m.plugins = loaded
+	m.mu.Unlock()
+	return errs
 }
 
 // Names lists the loaded plugins, sorted.
 func (m *Manager) Names() []string {
-	var out []string
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	out := make([]string, 0, len(m.plugins))
 	for n := range m.plugins {
 		out = append(out, n)
 	}
@@ -97,265 +145,234 @@ func (m *Manager) Names() []string {
 	return out
 }
 
-// ErrChecksum is returned when a plugin's executable (or a verified file)
-// is not the one its manifest names: it is refused, not run.
-var ErrChecksum = errors.New("checksum mismatch")
+func (m *Manager) get(name string) (*plugin, bool) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	p, ok := m.plugins[name]
+	return p, ok
+}
 
-// verify hashes the command and the Verify files.
-func (man *Manifest) verify() error {
-	files := map[string]string{man.commandPath(): man.SHA256}
-	for rel, sum := range man.Verify {
-		p, err := man.within(rel)
-		if err != nil {
-			return err
+// Tools are the tools of every plugin that may be used now, for the
+// agent's runs (agent.Options.MoreTools): a plugin whose manifest changed
+// offers none.
+func (m *Manager) Tools() []*agent.Tool {
+	var out []*agent.Tool
+	for _, name := range m.Names() {
+		p, ok := m.get(name)
+		if !ok || p.held() != nil {
+			continue
 		}
-		files[p] = strings.ToLower(sum)
+		out = append(out, p.tools...)
 	}
-	for path, want := range files {
-		got, err := fileSHA256(path)
-		if err != nil {
-			return fmt.Errorf("plugin %s: %w", man.Name, err)
+	return out
+}
+
+// ToolCount is the number of tools the loaded plugins offer.
+func (m *Manager) ToolCount() int {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	n := 0
+	for _, p := range m.plugins {
+		n += len(p.tools)
+	}
+	return n
+}
+
+// VerifyAll asks every chat-tools plugin's server for its manifest
+// again (Verify) and returns what changed.
+func (m *Manager) VerifyAll(ctx context.Context) []Verified {
+	var out []Verified
+	for _, name := range m.Names() {
+		if p, ok := m.get(name); !ok || p.pin.Kind != KindHTTP {
+			continue
 		}
-		if got != want {
-			return fmt.Errorf("plugin %s: %w: %s has sha256 %s, the manifest says %s; it was changed — check it and update the manifest", man.Name, ErrChecksum, path, got, want)
+		out = append(out, Verify(ctx, m.opts.Client, m.root, name, m.opts.Now()))
+	}
+	return out
+}
+
+// plugin is one loaded plugin.
+type plugin struct {
+	m      *Manager
+	pin    *Pin
+	dir    string // HOME/plugins/<name>
+	omi    *OmiManifest
+	local  *Manifest
+	token  string
+	appKey string
+	// read tools run without approval: named by the owner, and for a
+	// local plugin also declared read_only and confined (or trusted).
+	read  map[string]bool
+	tools []*agent.Tool
+}
+
+// loadPlugin reads an added plugin and checks it is the confirmed one.
+func loadPlugin(dir string, pin *Pin, landlock bool) (*plugin, error) {
+	p := &plugin{pin: pin, dir: dir, read: map[string]bool{}}
+	switch pin.Kind {
+	case KindHTTP:
+		raw, err := os.ReadFile(filepath.Join(dir, ManifestCopy))
+		if err != nil {
+			return nil, err
+		}
+		if hashBytes(raw) != pin.SHA256 {
+			return nil, fmt.Errorf("%w: %s was changed on disk", ErrChanged, ManifestCopy)
+		}
+		base, err := url.Parse(pin.Source)
+		if err != nil {
+			return nil, err
+		}
+		if p.omi, err = ParseOmiManifest(raw, base, pin.Insecure); err != nil {
+			return nil, err
+		}
+		if p.token, err = readSecret(filepath.Join(dir, TokenFile)); err != nil {
+			return nil, err
+		}
+		if p.omi.ChatMessages.Enabled {
+			if p.appKey, err = readSecret(filepath.Join(dir, AppKeyFile)); err != nil {
+				return nil, err
+			}
+		}
+		for _, t := range p.omi.Tools {
+			p.read[t.Name] = pin.reads(t.Name)
+		}
+	case KindLocal:
+		man, err := readLocal(pin)
+		if err != nil {
+			return nil, err
+		}
+		p.local = man
+		for _, t := range man.Tools {
+			p.read[t.Name] = pin.reads(t.Name) && t.ReadOnly && (landlock || pin.Trust)
+		}
+	}
+	return p, nil
+}
+
+// confirmed is the plugin as the owner confirmed it, from the copy of
+// its manifest kept when it was added (to show what an update changes).
+func confirmed(dir string, pin *Pin) (*plugin, error) {
+	raw, err := os.ReadFile(filepath.Join(dir, ManifestCopy))
+	if err != nil {
+		return nil, err
+	}
+	p := &plugin{pin: pin, dir: dir, read: map[string]bool{}}
+	if pin.Kind == KindLocal {
+		p.local, err = ParseManifest(raw, pin.Source)
+		return p, err
+	}
+	base, err := url.Parse(pin.Source)
+	if err != nil {
+		return nil, err
+	}
+	p.omi, err = ParseOmiManifest(raw, base, pin.Insecure)
+	return p, err
+}
+
+// readLocal reads a local plugin's manifest from its folder, refusing
+// one that is not the confirmed one.
+func readLocal(pin *Pin) (*Manifest, error) {
+	raw, err := os.ReadFile(filepath.Join(pin.Source, ManifestName))
+	if err != nil {
+		return nil, err
+	}
+	if hashBytes(raw) != pin.SHA256 {
+		return nil, fmt.Errorf("%w: %s in %s is not the one you added; review it, then: omnibrain plugin update %s", ErrChanged, ManifestName, pin.Source, pin.Name)
+	}
+	return ParseManifest(raw, pin.Source)
+}
+
+// held says why the plugin's tools must not be used now: a chat-tools
+// server that serves a manifest the owner has not confirmed, a local
+// plugin whose manifest changed on disk. Nil: usable.
+func (p *plugin) held() error {
+	switch p.pin.Kind {
+	case KindHTTP:
+		if _, err := os.Stat(filepath.Join(p.dir, ChangedFile)); err == nil {
+			return fmt.Errorf("plugin %s: %w: %s", p.pin.Name, ErrChanged, changedDetail(p.pin.Name))
+		}
+	case KindLocal:
+		if _, err := readLocal(p.pin); err != nil {
+			return fmt.Errorf("plugin %s: %w", p.pin.Name, err)
 		}
 	}
 	return nil
 }
 
-func fileSHA256(path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
+func (p *plugin) listed() Listed {
+	l := Listed{Name: p.pin.Name, Source: p.pin.Source, Kind: p.pin.Kind, State: StateOK, Tools: []ListedTool{}}
+	if err := p.held(); err != nil {
+		l.State, l.Detail = StateChanged, err.Error()
 	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
-}
-
-// request is what a plugin reads on stdin.
-type request struct {
-	Tool      string          `json:"tool"`
-	Arguments json.RawMessage `json:"arguments"`
-	// IdempotencyKey is set for approved actions: the same key means the
-	// same approved action, so a plugin can tell a retry from a new one.
-	IdempotencyKey string `json:"idempotency_key,omitempty"`
-	// Op is "run" (default) or "find": has the action with this key
-	// already been done? (answer {"found": true, "remote_id": "..."})
-	Op string `json:"op,omitempty"`
-}
-
-// response is what a plugin writes on stdout.
-type response struct {
-	Output   string `json:"output"`
-	Error    string `json:"error,omitempty"`
-	Found    bool   `json:"found,omitempty"`
-	RemoteID string `json:"remote_id,omitempty"`
-}
-
-// maxOutput bounds what is read from a plugin.
-const maxOutput = 1 << 20
-
-// run verifies the checksums, starts the command with req on stdin and
-// reads one JSON response. The environment is minimal: the daemon's
-// secrets are not passed on.
-func (m *Manager) run(ctx context.Context, man *Manifest, tool *ToolDecl, req request) (*response, error) {
-	if err := man.verify(); err != nil {
-		m.log.Error("plugin refused", "plugin", man.Name, "err", err)
-		if m.report != nil {
-			m.report.Degrade(HealthName, err)
+	for _, n := range p.toolNames() {
+		eff := EffectOutgoing
+		if p.read[n] {
+			eff = EffectRead
 		}
-		return nil, err
+		l.Tools = append(l.Tools, ListedTool{Name: n, Effect: eff})
 	}
-	timeout := time.Duration(man.Timeout)
-	if tool != nil && tool.Timeout > 0 {
-		timeout = time.Duration(tool.Timeout)
-	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	in, err := json.Marshal(req)
-	if err != nil {
-		return nil, err
-	}
-	cmd := exec.CommandContext(ctx, man.commandPath(), man.Args...)
-	cmd.Dir = man.dir
-	cmd.Env = pluginEnv(man.Name)
-	cmd.Stdin = bytes.NewReader(in)
-	var stdout, stderr limitedBuffer
-	stdout.max, stderr.max = maxOutput, 8<<10
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	// Kill the whole process group, so a plugin's children die with it,
-	// and do not wait forever for pipes a stray child holds open.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = 2 * time.Second
-	err = cmd.Run()
-	switch {
-	case ctx.Err() == context.DeadlineExceeded:
-		return nil, fmt.Errorf("plugin %s: no answer within %s", man.Name, timeout)
-	case err != nil:
-		return nil, fmt.Errorf("plugin %s: %w: %s", man.Name, err, strings.TrimSpace(stderr.String()))
-	case stdout.over:
-		return nil, fmt.Errorf("plugin %s: output larger than %d bytes", man.Name, maxOutput)
-	}
-	var resp response
-	if err := json.Unmarshal(bytes.TrimSpace(stdout.Bytes()), &resp); err != nil {
-		return nil, fmt.Errorf("plugin %s: output is not the expected JSON {\"output\": …}: %v", man.Name, err)
-	}
-	if resp.Error != "" {
-		return nil, fmt.Errorf("plugin %s: %s", man.Name, resp.Error)
-	}
-	if m.report != nil {
-		m.report.Success(HealthName)
-	}
-	return &resp, nil
+	l.ChatMessages = p.omi != nil && p.omi.ChatMessages.Enabled
+	return l
 }
 
-func pluginEnv(name string) []string {
-	env := []string{"OMNIBRAIN_PLUGIN=" + name}
-	for _, k := range []string{"PATH", "HOME", "LANG", "LC_ALL", "TZ", "TMPDIR"} {
-		if v, ok := os.LookupEnv(k); ok {
-			env = append(env, k+"="+v)
+func (p *plugin) toolNames() []string {
+	var out []string
+	if p.omi != nil {
+		for _, t := range p.omi.Tools {
+			out = append(out, t.Name)
 		}
 	}
-	return env
-}
-
-// limitedBuffer keeps at most max bytes and remembers it overflowed.
-type limitedBuffer struct {
-	bytes.Buffer
-	max  int
-	over bool
-}
-
-func (b *limitedBuffer) Write(p []byte) (int, error) {
-	if room := b.max - b.Len(); len(p) > room {
-		b.over = true
-		if room > 0 {
-			b.Buffer.Write(p[:room])
+	if p.local != nil {
+		for _, t := range p.local.Tools {
+			out = append(out, t.Name)
 		}
-		return len(p), nil
 	}
-	return b.Buffer.Write(p)
+	return out
 }
 
-// ToolName is the agent's name for a plugin tool.
-func ToolName(plugin, tool string) string { return plugin + "_" + tool }
+func (p *plugin) hasTool(name string) bool { return slices.Contains(p.toolNames(), name) }
 
-// Tools returns the plugins' tools for the agent's registry: read-only
-// tools run and their output reaches the model marked as untrusted data;
-// every other tool only proposes a plugin_action.
-func (m *Manager) Tools() ([]*agent.Tool, error) {
-	var out []*agent.Tool
-	for _, name := range m.Names() {
-		man := m.plugins[name]
-		for i := range man.Tools {
-			decl := &man.Tools[i]
-			full := ToolName(man.Name, decl.Name)
-			desc := fmt.Sprintf("[plugin %s] %s", man.Name, decl.Description)
-			timeout := time.Duration(man.Timeout)
-			if decl.Timeout > 0 {
-				timeout = time.Duration(decl.Timeout)
+func (p *plugin) omiTool(name string) (*OmiTool, bool) {
+	if p.omi == nil {
+		return nil, false
+	}
+	for i := range p.omi.Tools {
+		if p.omi.Tools[i].Name == name {
+			return &p.omi.Tools[i], true
+		}
+	}
+	return nil, false
+}
+
+func (p *plugin) localTool(name string) (*ToolDecl, bool) {
+	if p.local == nil {
+		return nil, false
+	}
+	for i := range p.local.Tools {
+		if p.local.Tools[i].Name == name {
+			return &p.local.Tools[i], true
+		}
+	}
+	return nil, false
+}
+
+// sameTool reports whether c declares tool name exactly as p does.
+func (p *plugin) sameTool(c *Candidate, name string) bool {
+	if a, ok := p.omiTool(name); ok && c.omi != nil {
+		for _, b := range c.omi.Tools {
+			if b.Name == name {
+				return a.Description == b.Description && a.Method == b.Method && a.url.String() == b.url.String() &&
+					string(a.schema) == string(b.schema) && a.Auth() == b.Auth() && a.StatusMessage == b.StatusMessage
 			}
-			var t *agent.Tool
-			var err error
-			if decl.ReadOnly {
-				t, err = agent.NewRawTool(full, desc, agent.Read, timeout+time.Second, decl.schema,
-					func(ctx context.Context, args json.RawMessage) (agent.Result, error) {
-						resp, err := m.run(ctx, man, decl, request{Tool: decl.Name, Arguments: args})
-						if err != nil {
-							return agent.Result{}, err
-						}
-						return agent.Result{Data: []agent.Data{{Source: "plugin " + man.Name, Content: resp.Output}}}, nil
-					}, nil)
-			} else {
-				t, err = agent.NewRawTool(full, desc+" Runs only after the owner approves the proposal this creates.", agent.Outgoing, 0, decl.schema, nil,
-					func(_ context.Context, args json.RawMessage) (approval.Draft, error) {
-						return approval.Draft{
-							Kind:    approval.KindPluginAction,
-							Title:   fmt.Sprintf("Run %s %s", man.Name, decl.Name),
-							Payload: &approval.PluginActionPayload{Plugin: man.Name, Tool: decl.Name, Arguments: args},
-						}, nil
-					})
-			}
-			if err != nil {
-				return nil, fmt.Errorf("plugin %s: %w", man.Name, err)
-			}
-			out = append(out, t)
 		}
 	}
-	return out, nil
-}
-
-// Executor runs approved plugin_action proposals; the executor registry
-// maps approval.KindPluginAction to it.
-func (m *Manager) Executor() Executor { return executor{m} }
-
-// Executor is an approval.Executor that names the kinds it carries out.
-type Executor interface {
-	approval.Executor
-	Kinds() []approval.Kind
-}
-
-type executor struct{ m *Manager }
-
-func (executor) Kinds() []approval.Kind { return []approval.Kind{approval.KindPluginAction} }
-
-func (e executor) lookup(p *approval.Proposal) (*Manifest, *ToolDecl, *approval.PluginActionPayload, error) {
-	if p.Kind != approval.KindPluginAction {
-		return nil, nil, nil, fmt.Errorf("plugins: cannot execute a %s proposal", p.Kind)
-	}
-	var pl approval.PluginActionPayload
-	if err := json.Unmarshal(p.Payload, &pl); err != nil {
-		return nil, nil, nil, fmt.Errorf("plugins: payload: %w", err)
-	}
-	man, ok := e.m.plugins[pl.Plugin]
-	if !ok {
-		return nil, nil, nil, fmt.Errorf("plugins: no plugin %q is installed", pl.Plugin)
-	}
-	for i := range man.Tools {
-		if d := &man.Tools[i]; d.Name == pl.Tool {
-			if d.ReadOnly {
-				return nil, nil, nil, fmt.Errorf("plugins: %s %s is read-only and never a proposal", pl.Plugin, pl.Tool)
+	if a, ok := p.localTool(name); ok && c.local != nil {
+		for _, b := range c.local.Tools {
+			if b.Name == name {
+				return a.Description == b.Description && a.ReadOnly == b.ReadOnly && string(a.schema) == string(b.schema) &&
+					p.local.SHA256 == c.local.SHA256 && slices.Equal(p.local.Args, c.local.Args)
 			}
-			return man, d, &pl, nil
 		}
 	}
-	return nil, nil, nil, fmt.Errorf("plugins: plugin %s has no tool %q", pl.Plugin, pl.Tool)
-}
-
-// Execute runs the approved action once, passing the idempotency key.
-func (e executor) Execute(ctx context.Context, p *approval.Proposal, key string) (string, error) {
-	man, decl, pl, err := e.lookup(p)
-	if err != nil {
-		return "", err
-	}
-	resp, err := e.m.run(ctx, man, decl, request{Tool: pl.Tool, Arguments: pl.Arguments, IdempotencyKey: key, Op: "run"})
-	if err != nil {
-		return "", err
-	}
-	if resp.RemoteID != "" {
-		return resp.RemoteID, nil
-	}
-	return key, nil
-}
-
-// Find asks the plugin whether an action with key already ran, if its
-// manifest says it can answer (find: true).
-func (e executor) Find(ctx context.Context, p *approval.Proposal, key string) (string, bool, error) {
-	man, decl, pl, err := e.lookup(p)
-	if err != nil {
-		return "", false, err
-	}
-	if !man.Find {
-		return "", false, fmt.Errorf("plugin %s does not answer lookups (find: true in its manifest): %w", man.Name, approval.ErrNoLookup)
-	}
-	resp, err := e.m.run(ctx, man, decl, request{Tool: pl.Tool, Arguments: pl.Arguments, IdempotencyKey: key, Op: "find"})
-	if err != nil {
-		return "", false, err
-	}
-	return resp.RemoteID, resp.Found, nil
+	return false
 }

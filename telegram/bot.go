@@ -36,6 +36,12 @@ type Chat interface {
 	Reply(ctx context.Context, session, text string) (string, error)
 }
 
+// StatusChat is a Chat that says what it is doing while it answers (a
+// plugin tool's status message); the bot shows each as a message.
+type StatusChat interface {
+	ReplyWithStatus(ctx context.Context, session, text string, status func(string)) (string, error)
+}
+
 // ChatFunc adapts a function to Chat.
 type ChatFunc func(ctx context.Context, session, text string) (string, error)
 

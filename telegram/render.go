@@ -110,7 +110,15 @@ func renderProposal(p *approval.Proposal, loc *time.Location) string {
 		json.Unmarshal(p.Payload, &pa)
 		field("Plugin", pa.Plugin)
 		field("Tool", pa.Tool)
-		field("Arguments", string(pa.Arguments))
+		if pa.Endpoint != "" {
+			// The exact request: where it goes and every byte of its body.
+			field("Request", pa.Method+" "+pa.Endpoint)
+			if len(pa.Body) > 0 {
+				fmt.Fprintf(&b, "<b>Body:</b>\n<pre>%s</pre>\n", esc(string(pa.Body)))
+			}
+		} else {
+			field("Arguments", string(pa.Arguments))
+		}
 	}
 	if p.Reason != "" {
 		fmt.Fprintf(&b, "\n<i>Why:</i> %s\n", esc(p.Reason))

@@ -428,7 +428,14 @@ func (b *Bot) refresher(ctx context.Context) {
 // chat answers free text: the agent's chat if there is one, else search.
 func (b *Bot) chat(ctx context.Context, text string) {
 	if b.o.Chat != nil {
-		answer, err := b.o.Chat.Reply(ctx, fmt.Sprintf("telegram:%d", b.Owner()), text)
+		session := fmt.Sprintf("telegram:%d", b.Owner())
+		var answer string
+		var err error
+		if sc, ok := b.o.Chat.(StatusChat); ok {
+			answer, err = sc.ReplyWithStatus(ctx, session, text, func(s string) { b.reply(ctx, "⏳ "+s) })
+		} else {
+			answer, err = b.o.Chat.Reply(ctx, session, text)
+		}
 		if err != nil {
 			b.log.Warn("telegram: chat failed", "err", err)
 			b.reply(ctx, "Sorry, I could not answer that: "+truncate(err.Error(), 300))

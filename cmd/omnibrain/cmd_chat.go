@@ -83,6 +83,8 @@ func printChatEvent(e *env, ev agent.Event, live bool) {
 		}
 	case agent.EventToolStart:
 		fmt.Fprintf(e.stderr, "· %s %s\n", ev.Tool.Name, ev.Tool.Arguments)
+	case agent.EventToolStatus:
+		fmt.Fprintf(e.stderr, "· %s\n", ev.Text)
 	case agent.EventToolEnd:
 		if ev.Tool.Status != agent.StatusOK {
 			fmt.Fprintf(e.stderr, "· %s: %s\n", ev.Tool.Name, ev.Tool.Status)

@@ -19,12 +19,16 @@ import (
 	"github.com/omnibrain/omnibrain/config"
 	"github.com/omnibrain/omnibrain/daemon"
 	"github.com/omnibrain/omnibrain/internal/suggest"
+	"github.com/omnibrain/omnibrain/plugins/sandbox"
 )
 
 // version is set at build time: -ldflags "-X main.version=…".
 var version = "dev"
 
 func main() {
+	// The plugin sandbox's helper is this binary run with a hidden
+	// command: it confines itself and becomes the plugin (plugins/sandbox).
+	sandbox.RunIfHelper()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	go func() {
 		// The first signal starts a graceful stop; a second one kills.
