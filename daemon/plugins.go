@@ -33,7 +33,7 @@ func (a *App) openPlugins(ctx context.Context, b *api.Backends) (*plugins.Manage
 	pb := &pluginsBackend{a: a, mgr: mgr, msgs: plugins.NewMessages(mgr, a.approval.queue, a.cfg.Plugins.MessagesPerHour, a.store.Now)}
 	pb.settle(ctx, errs)
 	b.Plugins = pb
-	a.components = append(a.components, supervise.Component{Name: "plugins-verify", Run: pb.verifyLoop})
+	a.components = append(a.components, supervise.Component{Name: plugins.HealthName, Run: pb.verifyLoop})
 	return mgr, nil
 }
 

@@ -114,6 +114,7 @@ func runDoctor(ctx context.Context, e *env) []checkResult {
 	if cfg != nil {
 		out = append(out, checkIntegrations(cfg)...)
 		out = append(out, checkGoogle(ctx, cfg, filepath.Join(home, api.SocketName), time.Now())...) // cmd_auth_doctor.go
+		out = append(out, checkPlugins(cfg)...)                                                      // cmd_plugin.go
 	}
 	return out
 }

@@ -96,6 +96,7 @@ func commands() []*command {
 		usageCommand(),
 		authCommand(),
 		collectCommand(),
+		pluginCommand(),
 		versionCommand(),
 	}
 }
