@@ -323,7 +323,7 @@ func TestManifestFetchLimits(t *testing.T) {
 func TestNameFromHost(t *testing.T) {
 	for in, want := range map[string]string{
 		"https://www.Tools.Example.com/.well-known/omi-tools.json": "tools-example-com",
-		"http://127.0.0.1:8080/x": "127-0-0-1",
+		"http://127.0.0.1:8080/x":                                  "127-0-0-1",
 	} {
 		u, _ := url.Parse(in)
 		if got := nameFromHost(u); got != want {

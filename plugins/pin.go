@@ -19,9 +19,9 @@ import (
 const (
 	PinFile      = "pin.json"           // the owner's confirmation
 	ManifestCopy = "confirmed-manifest" // the manifest the owner confirmed, byte for byte
-	ChangedFile  = "changed.json"  // a different manifest its server now serves, not confirmed
-	TokenFile    = "token"         // the bearer secret (0600)
-	AppKeyFile   = "app-key"       // the key for app-initiated messages (0600)
+	ChangedFile  = "changed.json"       // a different manifest its server now serves, not confirmed
+	TokenFile    = "token"              // the bearer secret (0600)
+	AppKeyFile   = "app-key"            // the key for app-initiated messages (0600)
 )
 
 // Plugin kinds.
