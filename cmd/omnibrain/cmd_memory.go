@@ -20,7 +20,7 @@ func memoryCommand() *command {
 		summary: "what omnibrain remembers about you: list the facts (HOME/MEMORY.md mirrors them), add one, forget one, see where one came from, " +
 			"keep or drop a fact suggested from mail",
 		flags: func(fs *flag.FlagSet) {
-			fs.StringVar(&category, "category", "", "the fact's `category` for add: family, preferences, events, notes, recent_context (default: by simple rules)")
+			fs.StringVar(&category, "category", "", "the category `C` of a fact to add: family, preferences, events, notes, recent_context (default: by simple rules)")
 			fs.BoolVar(&pending, "pending", false, "list the suggestions waiting for your keep or drop")
 			fs.BoolVar(&pin, "pin", false, "add: put the fact into every prompt")
 		},

@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// "nothing found" names the filters that were applied, so a mistyped
+// "nothing found" names the filters that were applied, so a narrow
 // --source does not read as "these words match nothing".
 func TestSearchNothingFoundNamesFilters(t *testing.T) {
 	env := map[string]string{"OMNIBRAIN_HOME": t.TempDir(), "OMNIBRAIN_LLM_PROVIDER": "none"}
@@ -14,7 +14,7 @@ func TestSearchNothingFoundNamesFilters(t *testing.T) {
 		want string
 	}{
 		{[]string{"search", "gas"}, "nothing found for \"gas\"\n"},
-		{[]string{"search", "gas", "--source", "gmial"}, "nothing found for \"gas\" with --source gmial\n"},
+		{[]string{"search", "gas", "--source", "github"}, "nothing found for \"gas\" with --source github\n"},
 		{[]string{"search", "--person", "bob", "--since", "2001-01-01", "gas"}, "nothing found for \"gas\" with --person bob, --since 2001-01-01\n"},
 	}
 	for _, tc := range tests {
