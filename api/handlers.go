@@ -193,6 +193,23 @@ type ImportSummary struct {
 	// Undated were stored with a guessed time, marked as such: they had no
 	// date of their own (Reason says what dated them).
 	Undated []ImportFailure `json:"undated,omitempty"`
+	// Triage is what was decided, quietly, about the mail of the last days.
+	Triage *ImportTriage `json:"triage,omitempty"`
+}
+
+// ImportTriage is triage's verdict on an import's mail of the last Days:
+// no notification for any of it; the next briefing lists it.
+type ImportTriage struct {
+	Days         int `json:"days"`
+	Mails        int `json:"mails"`
+	NeedAnswer   int `json:"need_answer"`
+	WorthKnowing int `json:"worth_knowing"`
+	Ignored      int `json:"ignored"`
+	Undecided    int `json:"undecided,omitempty"` // triage could not decide yet; it retries
+	// NextBriefing names the next scheduled briefing ("evening, today
+	// 22:00"); Show is the command that shows them now.
+	NextBriefing string `json:"next_briefing"`
+	Show         string `json:"show"`
 }
 
 // Importer imports a mail archive or JSONL file.

@@ -15,6 +15,7 @@ import (
 	"github.com/omnibrain/omnibrain/internal/untrusted"
 	"github.com/omnibrain/omnibrain/notify"
 	"github.com/omnibrain/omnibrain/proactive/schedule"
+	"github.com/omnibrain/omnibrain/proactive/triage"
 	"github.com/omnibrain/omnibrain/router"
 	"github.com/omnibrain/omnibrain/store"
 )
@@ -43,6 +44,10 @@ type BriefingData struct {
 
 	Mail        []MailLine     `json:"mail,omitempty"` // by priority
 	MailCounts  map[string]int `json:"mail_counts,omitempty"`
+	// Imported is recent mail from an archive import, older than the
+	// period, decided (quietly) since the last briefing: by priority.
+	Imported       []MailLine     `json:"imported,omitempty"`
+	ImportedCounts map[string]int `json:"imported_counts,omitempty"`
 	NeedsAnswer []ThreadLine   `json:"needs_answer,omitempty"`
 	CalendarDay string         `json:"calendar_day,omitempty"`
 	Calendar    []EventLine    `json:"calendar,omitempty"`
@@ -302,6 +307,9 @@ func (e *Engine) gatherDay(ctx context.Context, d *BriefingData, now, calDay tim
 	if d.MailCounts, err = st.TriageCounts(ctx, d.PeriodStart, now); err != nil {
 		return err
 	}
+	if err := e.imported(ctx, d); err != nil {
+		return err
+	}
 	if d.NeedsAnswer, err = e.needsAnswer(ctx, now); err != nil {
 		return err
 	}
@@ -327,6 +335,40 @@ func (e *Engine) gatherDay(ctx context.Context, d *BriefingData, now, calDay tim
 		return err
 	}
 	return e.fyi(ctx, d)
+}
+
+// imported gathers the recent mail of archive imports that no briefing
+// has shown: decided (quietly) since the last daily briefing was made,
+// older than the period (newer mail is in the period's own list).
+func (e *Engine) imported(ctx context.Context, d *BriefingData) error {
+	bs, err := e.o.Store.Briefings(ctx, "", 10)
+	if err != nil {
+		return err
+	}
+	var since time.Time
+	for _, b := range bs {
+		if b.Kind != KindWeekly && (b.Kind != d.Kind || b.Day != d.Day) { // not the one being made again
+			since = b.Created
+			break
+		}
+	}
+	tis, err := e.o.Store.TriagedItems(ctx, store.TriageFilter{Until: d.PeriodStart, DecidedSince: since, Limit: 1000})
+	if err != nil {
+		return err
+	}
+	for _, ti := range tis {
+		if ti.Item.Kind != "email" || !slices.ContainsFunc(ti.Triage.Factors, func(f store.Factor) bool { return f.Name == triage.FactorImported }) {
+			continue
+		}
+		if d.ImportedCounts == nil {
+			d.ImportedCounts = map[string]int{}
+		}
+		d.ImportedCounts["decision:"+ti.Triage.Decision]++
+		if ti.Triage.Decision != "ignore" && len(d.Imported) < 15 {
+			d.Imported = append(d.Imported, mailLine(ti))
+		}
+	}
+	return nil
 }
 
 func mailLine(ti store.TriagedItem) MailLine {
@@ -640,22 +682,11 @@ func Render(d *BriefingData, loc *time.Location) string {
 		total := c["decision:ignore"] + c["decision:notify"] + c["decision:respond"]
 		fmt.Fprintf(&b, "\n%s: %d — %d need you, %d worth knowing, %d ignored (%d bulk, %d spam)\n", what, total,
 			c["decision:respond"], c["decision:notify"], c["decision:ignore"], c["category:bulk"], c["category:spam"])
-		for _, m := range d.Mail {
-			mark := " "
-			switch m.Level {
-			case string(notify.Critical):
-				mark = "!"
-			case string(notify.Important):
-				mark = "*"
-			}
-			fmt.Fprintf(&b, " %s [%d] %s — %s", mark, m.Score, m.From, orNone(m.Subject))
-			if !m.Deadline.IsZero() {
-				fmt.Fprintf(&b, " (due %s)", clock(m.Deadline, loc, d.PeriodEnd))
-			}
-			if m.ProposalID != "" {
-				fmt.Fprintf(&b, " → reply proposed (%s)", m.ProposalID)
-			}
-			b.WriteString("\n")
+		renderMail(&b, d.Mail, loc, d.PeriodEnd)
+		if c := d.ImportedCounts; len(c) > 0 {
+			fmt.Fprintf(&b, "\nImported mail of the last days: %d — %d need you, %d worth knowing, %d ignored\n",
+				c["decision:ignore"]+c["decision:notify"]+c["decision:respond"], c["decision:respond"], c["decision:notify"], c["decision:ignore"])
+			renderMail(&b, d.Imported, loc, d.PeriodEnd)
 		}
 		if len(d.NeedsAnswer) > 0 {
 			section("Needs an answer", len(d.NeedsAnswer))
@@ -765,6 +796,27 @@ func Render(d *BriefingData, loc *time.Location) string {
 		}
 	}
 	return strings.TrimRight(b.String(), "\n")
+}
+
+// renderMail writes one line per triaged mail.
+func renderMail(b *strings.Builder, mail []MailLine, loc *time.Location, ref time.Time) {
+	for _, m := range mail {
+		mark := " "
+		switch m.Level {
+		case string(notify.Critical):
+			mark = "!"
+		case string(notify.Important):
+			mark = "*"
+		}
+		fmt.Fprintf(b, " %s [%d] %s — %s", mark, m.Score, m.From, orNone(m.Subject))
+		if !m.Deadline.IsZero() {
+			fmt.Fprintf(b, " (due %s)", clock(m.Deadline, loc, ref))
+		}
+		if m.ProposalID != "" {
+			fmt.Fprintf(b, " → reply proposed (%s)", m.ProposalID)
+		}
+		b.WriteString("\n")
+	}
 }
 
 // clock shows t as a time if it is the same local day as ref, else with the day.

@@ -33,6 +33,9 @@ type ExplainedItem struct {
 	Time       time.Time `json:"time"`
 	Title      string    `json:"title"`
 	Sender     string    `json:"sender"`
+	// DateUncertain says how the time was guessed for a message that had
+	// no date of its own; empty when the time is its own.
+	DateUncertain string `json:"date_uncertain,omitempty"`
 }
 
 // ExplainedNotification is what the owner was told about the item, and when.
@@ -90,6 +93,7 @@ func (e *Engine) Explain(ctx context.Context, id string) (*Explanation, error) {
 		return x, nil
 	}
 	x.Item = &ExplainedItem{ID: it.ID, Source: it.Source, ExternalID: it.ExternalID, Kind: it.Kind, Time: it.Time, Title: it.Title, Sender: it.Sender}
+	x.Item.DateUncertain, _ = it.Meta["date_uncertain"].(string)
 	tr, err := e.o.Store.TriageOf(ctx, it.ID)
 	switch {
 	case err == nil:
@@ -142,6 +146,9 @@ func FormatExplanation(x *Explanation, loc *time.Location) string {
 	if it := x.Item; it != nil {
 		fmt.Fprintf(&b, "%s %s%s: %s\n", it.Source, it.Kind, strings.TrimSuffix(" from "+it.Sender, " from "), orNone(it.Title))
 		fmt.Fprintf(&b, "  id %s, %s\n", it.ExternalID, it.Time.In(loc).Format("Mon Jan 2 2006 15:04 MST"))
+		if it.DateUncertain != "" {
+			fmt.Fprintf(&b, "  ~ the date is a guess: %s\n", it.DateUncertain)
+		}
 	}
 	if tr := x.Triage; tr != nil {
 		fmt.Fprintf(&b, "\nTriage: %s — %s, priority %d, notification level %s\n", tr.Decision, tr.Category, tr.Score, tr.Level)
@@ -160,7 +167,7 @@ func FormatExplanation(x *Explanation, loc *time.Location) string {
 			}
 		}
 	} else if x.Item != nil {
-		b.WriteString("\nNot triaged (only new mail and GitHub items are).\n")
+		b.WriteString("\nNot triaged (only new mail, GitHub items and imported mail of the last 7 days are).\n")
 	}
 	if p := x.Proposal; p != nil {
 		fmt.Fprintf(&b, "\nProposal %s (%s, %s): %s\n  why: %s\n  by: %s, created %s\n", p.ID, p.Kind, p.State, p.Title, p.Reason, p.Origin, p.Created.In(loc).Format("Mon Jan 2 15:04"))

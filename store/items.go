@@ -61,7 +61,13 @@ type UpsertOptions struct {
 	// consumers. Collectors set it; archive imports do not, so importing years
 	// of old mail does not trigger years of notifications.
 	Event bool
+	// EventKind names the event instead of "new" or "updated": an import
+	// records recent mail as EventImported, to be triaged but not announced.
+	EventKind string
 }
+
+// EventImported is the item event of recent mail from an archive import.
+const EventImported = "imported"
 
 // UpsertResult says what an upsert did.
 type UpsertResult struct {
@@ -131,7 +137,10 @@ func (t *Tx) UpsertItem(it *Item, opts UpsertOptions) (UpsertResult, error) {
 	it.ID = res.ID
 	if opts.Event {
 		kind := "new"
-		if res.Changed {
+		switch {
+		case opts.EventKind != "":
+			kind = opts.EventKind
+		case res.Changed:
 			kind = "updated"
 		}
 		if _, err := t.Exec(`INSERT INTO item_events (item_id, kind, created) VALUES (?, ?, ?)`, res.ID, kind, now); err != nil {

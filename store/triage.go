@@ -118,6 +118,7 @@ type TriagedItem struct {
 // TriageFilter selects triaged items.
 type TriageFilter struct {
 	Since, Until time.Time // item time, since inclusive, until exclusive
+	DecidedSince time.Time // only decisions made at or after it
 	Decisions    []string  // any when empty
 	MinScore     int
 	Limit        int // default 50
@@ -131,6 +132,10 @@ func (s *Store) TriagedItems(ctx context.Context, f TriageFilter) ([]TriagedItem
 	q := `SELECT ` + qualified("t.", triageColumns) + `, ` + qualified("i.", itemColumns) + ` FROM triage t JOIN items i ON i.id = t.item_id
 		WHERE t.item_time >= ? AND t.item_time < ? AND t.score >= ?`
 	args := []any{ms(f.Since), untilMS(f.Until), f.MinScore}
+	if !f.DecidedSince.IsZero() {
+		q += ` AND t.created >= ?`
+		args = append(args, ms(f.DecidedSince))
+	}
 	if len(f.Decisions) > 0 {
 		q += ` AND t.decision IN (` + Placeholders(len(f.Decisions)) + `)`
 		args = append(args, Args(f.Decisions)...)

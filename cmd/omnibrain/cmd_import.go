@@ -192,6 +192,25 @@ func printImportSummary(e *env, s *api.ImportSummary) {
 	if len(s.Undated) > 0 {
 		printImportList(e, fmt.Sprintf("kept with a guessed date (%d had no date of their own; marked date_uncertain):", len(s.Undated)), s.Undated)
 	}
+	if t := s.Triage; t != nil {
+		e.printf("\ntriaged quietly (no notifications): %d %s of the last %d days — %d need your answer, %d worth knowing, %d ignored\n",
+			t.Mails, plural(t.Mails, "mail", "mails"), t.Days, t.NeedAnswer, t.WorthKnowing, t.Ignored)
+		if t.Undecided > 0 {
+			e.printf("  %d not decided yet: triage tries again (omnibrain status shows why)\n", t.Undecided)
+		}
+		if t.NextBriefing != "" {
+			e.printf("they will be in the next briefing (%s); to see them now: %s\n", t.NextBriefing, t.Show)
+		} else {
+			e.printf("to see them now: %s\n", t.Show)
+		}
+	}
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 func printImportList(e *env, title string, list []api.ImportFailure) {

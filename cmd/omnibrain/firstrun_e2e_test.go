@@ -6,6 +6,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -249,5 +250,106 @@ func TestExitStatusesAndJSONErrors(t *testing.T) {
 	// A known source with nothing in it yet is no mistake.
 	if out, errOut, code := runCLI(t, home, "search", "--source", "gmail", "budget"); code != 0 {
 		t.Errorf("search --source gmail: exit %d\n%s\n%s", code, out, errOut)
+	}
+}
+
+// mboxMessage is one message of an mbox written by writeMbox.
+type mboxMessage struct {
+	from, subject, body, id string
+	age                     time.Duration // before now
+	headers                 string        // more header lines, each ending in \n
+}
+
+// writeMbox writes msgs, dated relative to now, as an mbox file.
+func writeMbox(t *testing.T, path string, msgs []mboxMessage) {
+	t.Helper()
+	var b strings.Builder
+	now := time.Now()
+	for _, m := range msgs {
+		d := now.Add(-m.age)
+		addr := m.from
+		if i := strings.Index(addr, "<"); i >= 0 {
+			addr = strings.Trim(addr[i:], "<>")
+		}
+		fmt.Fprintf(&b, "From %s %s\nFrom: %s\nTo: Ada Lovelace <ada@example.com>\nSubject: %s\nDate: %s\nMessage-ID: <%s>\n%s\n%s\n\n",
+			addr, d.UTC().Format("Mon Jan _2 15:04:05 2006"), m.from, m.subject, d.Format(time.RFC1123Z), m.id, m.headers, m.body)
+	}
+	writeFile(t, path, b.String())
+}
+
+// firstMbox is a small archive as a new user might import first: two
+// recent mails that ask for an answer, a recent newsletter, and an old
+// request that is history.
+func firstMbox(t *testing.T) string {
+	path := filepath.Join(t.TempDir(), "inbox.mbox")
+	writeMbox(t, path, []mboxMessage{
+		{"Lily Chen <lily@example.com>", "Dinner on Friday?", "Hi Ada,\nare you coming to dinner on Friday? Please let me know by tomorrow.\nLily", "lily-1@example.com", 20 * time.Hour, ""},
+		{"Bob Smith <bob@example.com>", "Budget numbers", "Ada, could you send me the Q3 budget numbers? Please reply when you can.\nBob", "bob-1@example.com", 50 * time.Hour, ""},
+		{"Shop News <news@shop.example.com>", "50% off everything this week", "Big sale! Unsubscribe at https://shop.example.com/unsubscribe", "news-1@shop.example.com", 30 * time.Hour,
+			"List-Unsubscribe: <https://shop.example.com/unsubscribe>\nPrecedence: bulk\n"},
+		{"Carol <carol@example.com>", "Old design review", "Could you review the design doc? Please let me know.", "carol-1@example.com", 40 * 24 * time.Hour, ""},
+	})
+	return path
+}
+
+// A new user with no account imports an mbox: its mail of the last week
+// is triaged quietly (nothing is notified), the import says where it will
+// show, the morning briefing lists what needs an answer, and explain
+// shows the triage. Older mail is left alone.
+func TestImportedRecentMailIsTriagedQuietlyIntoTheBriefing(t *testing.T) {
+	home := t.TempDir()
+	writeFile(t, filepath.Join(home, "config.yaml"), "owner:\n  name: Ada Lovelace\n  emails: [ada@example.com]\n")
+	mbox := firstMbox(t)
+	out, errOut, code := runCLI(t, home, "import", "mbox", mbox)
+	if code != 0 {
+		t.Fatalf("import: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if !strings.Contains(out, "triaged quietly (no notifications): 3 mails of the last 7 days") ||
+		!strings.Contains(out, "they will be in the next briefing") || !strings.Contains(out, "omnibrain briefing morning") {
+		t.Fatalf("the import does not say what the next briefing will hold:\n%s", out)
+	}
+
+	out, errOut, code = runCLI(t, home, "briefing", "morning")
+	if code != 0 {
+		t.Fatalf("briefing: exit %d\n%s", code, errOut)
+	}
+	_, imported, ok := strings.Cut(out, "Imported mail of the last days: 3 —")
+	if !ok {
+		t.Fatalf("the briefing has no imported mail:\n%s", out)
+	}
+	imported, _, _ = strings.Cut(imported, "\n\n")
+	for _, want := range []string{"Lily Chen — Dinner on Friday?", "Bob Smith — Budget numbers"} {
+		if !strings.Contains(imported, want) {
+			t.Errorf("the briefing's imported mail lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "50% off") || strings.Contains(out, "Old design review") {
+		t.Errorf("the briefing lists a newsletter or old mail:\n%s", out)
+	}
+
+	out, _, code = runCLI(t, home, "explain", "lily-1@example.com")
+	if code != 0 || !strings.Contains(out, "Triage: respond") || !strings.Contains(out, "imported from an archive: decided quietly") {
+		t.Errorf("explain of the recent request:\n%s", out)
+	}
+	out, _, _ = runCLI(t, home, "explain", "carol-1@example.com")
+	if !strings.Contains(out, "Not triaged") {
+		t.Errorf("explain of the old request:\n%s", out)
+	}
+
+	// Quietly: not one notification about the imported mail.
+	s, err := store.Open(context.Background(), filepath.Join(home, store.FileName), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	if err := s.DB().QueryRow(`SELECT COUNT(*) FROM notifications WHERE item_id != 0`).Scan(&n); err != nil || n != 0 {
+		t.Errorf("%d notifications about imported mail (%v), want none", n, err)
+	}
+	s.Close()
+
+	// Importing the same archive again decides nothing anew.
+	out, _, _ = runCLI(t, home, "import", "mbox", mbox)
+	if strings.Contains(out, "triaged quietly") {
+		t.Errorf("a re-import triaged again:\n%s", out)
 	}
 }

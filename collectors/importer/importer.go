@@ -3,8 +3,10 @@
 // the store. Imports commit in batches, so a killed import keeps everything
 // it acknowledged; a message that cannot be read is reported with its
 // place and reason and skipped; importing the same source again adds
-// nothing. Imported items never produce item events: years of old mail
-// must not set off notifications.
+// nothing. Imported mail of the last RecentWindow is recorded as an
+// "imported" item event: triage decides it quietly, with no notification,
+// for the next briefing; older mail produces no events, as years of it
+// must not set off anything.
 package importer
 
 import (
@@ -20,6 +22,9 @@ import (
 	"github.com/omnibrain/omnibrain/collectors/mailparse"
 	"github.com/omnibrain/omnibrain/store"
 )
+
+// RecentWindow is how far back imported mail is triaged (quietly).
+const RecentWindow = 7 * 24 * time.Hour
 
 // Formats are the archive formats Import understands.
 var Formats = []string{"mbox", "maildir", "jsonl"}
@@ -84,7 +89,10 @@ type Summary struct {
 	Failed    []Failure
 	// Undated are messages stored with a guessed time because they had no
 	// date of its own (Reason says what dated them); counted above too.
-	Undated  []Failure
+	Undated []Failure
+	// Recent are the ids of the mails of the last RecentWindow this import
+	// stored (new or changed): triage decides them quietly.
+	Recent   []int64
 	Duration time.Duration
 }
 
@@ -151,9 +159,10 @@ func (im *Importer) Import(ctx context.Context, format, path string, progress fu
 
 // record is one parsed item waiting for its batch.
 type record struct {
-	where string
-	item  *store.Item
-	mail  *store.Mail // nil for documents
+	where  string
+	item   *store.Item
+	mail   *store.Mail // nil for documents
+	recent bool        // mail of the last RecentWindow, with a date of its own
 }
 
 // run is the state of one import.
@@ -189,11 +198,25 @@ func (r *run) add(rec record) error {
 		return nil
 	}
 	r.seen[key] = true
+	rec.recent = r.recent(rec)
 	r.pending = append(r.pending, rec)
 	if len(r.pending) >= r.im.batch {
 		return r.flush()
 	}
 	return nil
+}
+
+// recent reports whether rec is mail of the last RecentWindow whose date
+// is its own, not a guess (a day ahead is allowed for skewed clocks).
+func (r *run) recent(rec record) bool {
+	if rec.mail == nil {
+		return false
+	}
+	if guess, _ := rec.item.Meta["date_uncertain"].(string); guess != "" {
+		return false
+	}
+	now := r.im.now()
+	return rec.item.Time.After(now.Add(-RecentWindow)) && rec.item.Time.Before(now.Add(24*time.Hour))
 }
 
 // learnOwner counts a sent mail's From; an address seen as the sender of
@@ -239,8 +262,8 @@ func (r *run) flush() error {
 		return nil
 	})
 	if err == nil {
-		for _, res := range results {
-			r.count(res)
+		for i, res := range results {
+			r.count(batch[i], res)
 		}
 		r.report()
 		return nil
@@ -272,7 +295,7 @@ func (r *run) flush() error {
 			r.sum.Failed = append(r.sum.Failed, Failure{Where: rec.where, Reason: "store: " + err.Error()})
 			continue
 		}
-		r.count(res)
+		r.count(rec, res)
 	}
 	if failed == len(batch) {
 		return fmt.Errorf("import: the store rejects every item: %w", lastErr)
@@ -282,14 +305,22 @@ func (r *run) flush() error {
 }
 
 func upsert(tx *store.Tx, rec record) (store.UpsertResult, error) {
-	// Imports never set Event: old mail must not trigger notifications.
-	if rec.mail != nil {
-		return tx.UpsertMail(rec.item, *rec.mail, store.UpsertOptions{})
+	// Old mail records no event: it must not trigger anything. Recent
+	// mail is recorded as imported, for triage to decide quietly.
+	var opts store.UpsertOptions
+	if rec.recent {
+		opts = store.UpsertOptions{Event: true, EventKind: store.EventImported}
 	}
-	return tx.UpsertItem(rec.item, store.UpsertOptions{})
+	if rec.mail != nil {
+		return tx.UpsertMail(rec.item, *rec.mail, opts)
+	}
+	return tx.UpsertItem(rec.item, opts)
 }
 
-func (r *run) count(res store.UpsertResult) {
+func (r *run) count(rec record, res store.UpsertResult) {
+	if rec.recent && (res.Created || res.Changed) {
+		r.sum.Recent = append(r.sum.Recent, res.ID)
+	}
 	switch {
 	case res.Created:
 		r.sum.Added++

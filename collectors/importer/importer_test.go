@@ -632,3 +632,43 @@ func TestImportMaildirDatesAnUndatedMessageByItsFileName(t *testing.T) {
 		t.Fatalf("time %v, date_uncertain %q", it.Time, note)
 	}
 }
+
+// Mail of the last week with a date of its own is recorded as an imported
+// event, for triage to decide quietly; older mail, a guessed date and an
+// unchanged re-import record nothing.
+func TestImportRecordsRecentMailForTriage(t *testing.T) {
+	now := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+	msg := func(id string, date time.Time) string {
+		return fmt.Sprintf("From x@example.com %s\nFrom: x@example.com\nMessage-ID: <%s>\nDate: %s\nSubject: %s\n\nbody\n\n",
+			date.Format("Mon Jan _2 15:04:05 2006"), id, date.Format(time.RFC1123Z), id)
+	}
+	mbox := msg("recent@example.com", now.Add(-2*24*time.Hour)) +
+		msg("old@example.com", now.Add(-30*24*time.Hour)) +
+		// No date of its own: dated by the one before it, a guess.
+		"From x@example.com Thu Jan  1 00:00:00 1970\nFrom: x@example.com\nMessage-ID: <undated@example.com>\nSubject: undated\n\nbody\n\n"
+	path := filepath.Join(t.TempDir(), "x.mbox")
+	if err := os.WriteFile(path, []byte(mbox), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := openStore(t)
+	im := New(Options{Store: s, Now: func() time.Time { return now }})
+	sum, err := im.Import(context.Background(), "mbox", path, nil)
+	if err != nil || sum.Added != 3 {
+		t.Fatalf("summary %+v, %v", sum, err)
+	}
+	recent, err := s.ItemByExternalID(context.Background(), "mbox", "recent@example.com")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sum.Recent) != 1 || sum.Recent[0] != recent.ID {
+		t.Fatalf("recent = %v, want [%d]", sum.Recent, recent.ID)
+	}
+	evs, err := s.PendingEvents(context.Background(), "test", 10)
+	if err != nil || len(evs) != 1 || evs[0].ItemID != recent.ID || evs[0].Kind != store.EventImported {
+		t.Fatalf("events %+v, %v; want one imported event for item %d", evs, err, recent.ID)
+	}
+	sum, err = im.Import(context.Background(), "mbox", path, nil)
+	if err != nil || len(sum.Recent) != 0 {
+		t.Fatalf("re-import: recent %v, %v", sum.Recent, err)
+	}
+}

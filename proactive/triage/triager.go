@@ -29,6 +29,11 @@ const HealthName = "proactive"
 // DefaultConsumer is triage's position in the item event log.
 const DefaultConsumer = "proactive.triage"
 
+// FactorImported marks the decision about recent mail from an archive
+// import (store.EventImported): decided like new mail, announced to
+// nobody, shown in the next briefing.
+const FactorImported = "imported"
+
 // Drafter writes the body of a reply to a mail; why says why triage
 // thinks the owner should answer. *drafting.Drafter provides it.
 type Drafter interface {
@@ -82,6 +87,10 @@ type Triager struct {
 	mu       sync.Mutex
 	failing  int64 // that event's id
 	failures int
+
+	// pass serialises passes: Run's, and an import's that waits for its
+	// mail to be decided.
+	pass sync.Mutex
 }
 
 // maxAttempts is how many passes in a row an event may fail before triage
@@ -163,6 +172,8 @@ type Stats struct {
 // worst, never loses a mail; a repeat reuses the stored decision, so the
 // model is not asked twice and the notification key deduplicates.
 func (t *Triager) Pass(ctx context.Context) (Stats, error) {
+	t.pass.Lock()
+	defer t.pass.Unlock()
 	var st Stats
 	owner, err := t.ownerAddresses(ctx)
 	if err != nil {
@@ -263,7 +274,10 @@ func (t *Triager) handle(ctx context.Context, ev store.ItemEvent, owner []string
 			}
 		}
 		tr.Tokens = res.tokens
-		if age := t.o.Now().Sub(it.Time); age > t.o.StaleAfter {
+		switch age := t.o.Now().Sub(it.Time); {
+		case ev.Kind == store.EventImported:
+			tr.Factors = append(tr.Factors, store.Factor{Name: FactorImported, Detail: "imported from an archive: decided quietly, shown in the next briefing"})
+		case age > t.o.StaleAfter:
 			tr.Factors = append(tr.Factors, store.Factor{Name: "stale", Detail: fmt.Sprintf("received %s before it was triaged (a backfill): decided, not announced", roundDuration(age))})
 		}
 		if err := t.o.Store.Tx(ctx, func(tx *store.Tx) error { return tx.SaveTriage(tr) }); err != nil {
@@ -359,10 +373,11 @@ func (t *Triager) context(ctx context.Context, m Mail, owner []string) (Context,
 }
 
 // act hands a decision on: a reply proposal for respond, a notification
-// for anything above silent; a stale mail (a backfill) gets neither. Each happens once per item: the proposal id
+// for anything above silent; a stale mail (a backfill) and imported mail
+// get neither. Each happens once per item: the proposal id
 // is stored with the decision, and the notification key is stable.
 func (t *Triager) act(ctx context.Context, it *store.Item, tr *store.Triage, st *Stats) error {
-	if slices.ContainsFunc(tr.Factors, func(f store.Factor) bool { return f.Name == "stale" }) {
+	if slices.ContainsFunc(tr.Factors, func(f store.Factor) bool { return f.Name == "stale" || f.Name == FactorImported }) {
 		return nil
 	}
 	if tr.Decision == string(Respond) && tr.ProposalID == "" && t.o.Proposer != nil && it.Kind == "email" {
