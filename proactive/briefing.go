@@ -42,23 +42,23 @@ type BriefingData struct {
 	Late        bool      `json:"late,omitempty"`
 	Manual      bool      `json:"manual,omitempty"`
 
-	Mail        []MailLine     `json:"mail,omitempty"` // by priority
-	MailCounts  map[string]int `json:"mail_counts,omitempty"`
+	Mail       []MailLine     `json:"mail,omitempty"` // by priority
+	MailCounts map[string]int `json:"mail_counts,omitempty"`
 	// Imported is recent mail from an archive import, older than the
 	// period, decided (quietly) since the last briefing: by priority.
 	Imported       []MailLine     `json:"imported,omitempty"`
 	ImportedCounts map[string]int `json:"imported_counts,omitempty"`
-	NeedsAnswer []ThreadLine   `json:"needs_answer,omitempty"`
-	CalendarDay string         `json:"calendar_day,omitempty"`
-	Calendar    []EventLine    `json:"calendar,omitempty"`
-	Pending     []ProposalLine `json:"pending_proposals,omitempty"`
-	Decided     []ProposalLine `json:"decided,omitempty"`
-	Followups   []FollowupLine `json:"followups,omitempty"`
-	GitHub      []GitHubLine   `json:"github,omitempty"`
-	Patterns    []PatternLine  `json:"patterns,omitempty"`
-	FYI         []FYILine      `json:"fyi,omitempty"`
-	FYIIDs      []int64        `json:"fyi_ids,omitempty"` // the held notifications gathered
-	Week        *WeekStats     `json:"week,omitempty"`
+	NeedsAnswer    []ThreadLine   `json:"needs_answer,omitempty"`
+	CalendarDay    string         `json:"calendar_day,omitempty"`
+	Calendar       []EventLine    `json:"calendar,omitempty"`
+	Pending        []ProposalLine `json:"pending_proposals,omitempty"`
+	Decided        []ProposalLine `json:"decided,omitempty"`
+	Followups      []FollowupLine `json:"followups,omitempty"`
+	GitHub         []GitHubLine   `json:"github,omitempty"`
+	Patterns       []PatternLine  `json:"patterns,omitempty"`
+	FYI            []FYILine      `json:"fyi,omitempty"`
+	FYIIDs         []int64        `json:"fyi_ids,omitempty"` // the held notifications gathered
+	Week           *WeekStats     `json:"week,omitempty"`
 }
 
 // MailLine is one triaged mail.
