@@ -165,9 +165,9 @@ func TestE2EChatToolsReadCallAndApprovedOutgoingCall(t *testing.T) {
 	if got := e.answer(q2); !strings.Contains(got, "Nothing changed") {
 		t.Errorf("second press answered %q", got)
 	}
-	e.wait("the proposal message edited to its outcome", func() bool {
+	e.wait("the proposal executed and its message edited to the outcome", func() bool {
 		cur, _ := e.tg.Message(tgOwner.ID, m.ID)
-		return cur.Keyboard == nil && cur.Edits > 0
+		return e.proposal(p.ID).State == approval.StateExecuted && cur.Keyboard == nil && strings.Contains(cur.Text, "Done")
 	})
 	final := e.proposal(p.ID)
 	sends := app.Calls("/api/send_message")
