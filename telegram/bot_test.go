@@ -895,9 +895,12 @@ func TestQuietHoldsNotificationsUntilOff(t *testing.T) {
 	if n := h.sentCount("the invoice is due"); n != 1 {
 		t.Errorf("the held notification arrived %d times", n)
 	}
-	if n, _ := h.st.NotificationByKey(ctx, "imp"); n.State != store.NotificationDelivered {
-		t.Errorf("held notification %+v", n)
-	}
+	// The dispatcher records the delivery after Telegram answered: wait
+	// for that, not for the message alone.
+	h.wait("the held notification recorded as delivered", func() bool {
+		n, _ := h.st.NotificationByKey(ctx, "imp")
+		return n != nil && n.State == store.NotificationDelivered
+	})
 }
 
 func TestRedraftAndEditNeedText(t *testing.T) {
