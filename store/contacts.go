@@ -272,6 +272,16 @@ func (s *Store) OwnerAddresses(ctx context.Context) ([]string, error) {
 	return out, nil
 }
 
+// Correspondents returns every address the owner has exchanged mail with
+// (lower-case, sorted): the addresses a look-alike would imitate.
+func (s *Store) Correspondents(ctx context.Context) ([]string, error) {
+	out, err := Collect(ctx, s.db, Value[string], `SELECT address FROM contacts WHERE inbound > 0 OR outbound > 0 ORDER BY address`)
+	if err != nil {
+		return nil, fmt.Errorf("correspondents: %w", err)
+	}
+	return out, nil
+}
+
 // SetVIPRules replaces the configured VIPs (addresses, or "@domain" for a
 // whole domain) and recomputes every contact's vip flag.
 func (s *Store) SetVIPRules(ctx context.Context, patterns []string) error {
