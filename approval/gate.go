@@ -1,6 +1,7 @@
 package approval
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/json"
@@ -202,13 +203,21 @@ func (g *Gate) Propose(ctx context.Context, d Draft) (*Proposal, error) {
 	if d.Origin == "" {
 		return nil, fmt.Errorf("approval: propose: %w", BadInput("origin is required (agent, proactive, owner)"))
 	}
-	thread := d.Thread
-	if thread == "" && isEmailKind(d.Kind) {
+	if d.Thread == "" && isEmailKind(d.Kind) {
 		var ep EmailPayload
 		json.Unmarshal(canonical, &ep)
-		thread = ep.ThreadID
+		d.Thread = ep.ThreadID
 	}
-	p := g.newProposal(d.Kind, d.Title, d.Reason, d.Origin, canonical, d.ItemID, thread, "")
+	thread := d.Thread
+	dc, err := g.gather(ctx, d, canonical)
+	if err != nil {
+		return nil, fmt.Errorf("approval: propose: %w", err)
+	}
+	warnings, err := g.warn(ctx, dc, canonical)
+	if err != nil {
+		return nil, fmt.Errorf("approval: propose: %w", err)
+	}
+	p := g.newProposal(d, canonical, warnings, dc.current, "")
 	var replaced []*Proposal
 	var same *Proposal
 	err = g.st.Tx(ctx, func(tx *store.Tx) error {
@@ -248,15 +257,18 @@ func (g *Gate) Propose(ctx context.Context, d Draft) (*Proposal, error) {
 	return p, nil
 }
 
-func (g *Gate) newProposal(kind Kind, title, reason, origin string, canonical []byte, itemID int64, thread, supersedes string) *Proposal {
+// newProposal is a pending proposal of d's canonical payload, with the
+// warnings bound to its hash.
+func (g *Gate) newProposal(d Draft, canonical []byte, warnings []Warning, current *CalendarPayload, supersedes string) *Proposal {
+	title := d.Title
 	if strings.TrimSpace(title) == "" {
-		title = defaultTitle(kind, canonical)
+		title = defaultTitle(d.Kind, canonical)
 	}
 	now := g.now().UTC()
 	return &Proposal{
-		ID: newID(), Kind: kind, State: StatePending, Title: oneLine(title), Reason: reason, Origin: origin,
-		Payload: canonical, PayloadHash: HashPayload(canonical), ItemID: itemID, Thread: thread,
-		Created: now, Expires: now.Add(g.expiry), Supersedes: supersedes,
+		ID: newID(), Kind: d.Kind, State: StatePending, Title: oneLine(title), Reason: d.Reason, Origin: d.Origin,
+		Payload: canonical, PayloadHash: HashProposal(canonical, warnings), Warnings: warnings, Current: current,
+		ItemID: d.ItemID, Thread: d.Thread, Created: now, Expires: now.Add(g.expiry), Supersedes: supersedes,
 	}
 }
 
@@ -463,10 +475,19 @@ func (g *Gate) Revise(ctx context.Context, id string, payload any, origin string
 	if err != nil {
 		return nil, fmt.Errorf("approval: edit %s: %w", id, BadInput(err.Error()))
 	}
-	if HashPayload(canonical) == cur.PayloadHash {
+	if bytes.Equal(canonical, cur.Payload) {
 		return nil, fmt.Errorf("approval: edit %s: %w", id, BadInput("the new payload is the same as the old one"))
 	}
-	p := g.newProposal(cur.Kind, cur.Title, cur.Reason, origin, canonical, cur.ItemID, cur.Thread, cur.ID)
+	d := Draft{Kind: cur.Kind, Title: cur.Title, Reason: cur.Reason, Origin: origin, ItemID: cur.ItemID, Thread: cur.Thread}
+	dc, err := g.gather(ctx, d, canonical)
+	if err != nil {
+		return nil, fmt.Errorf("approval: edit %s: %w", id, err)
+	}
+	warnings, err := g.warn(ctx, dc, canonical)
+	if err != nil {
+		return nil, fmt.Errorf("approval: edit %s: %w", id, err)
+	}
+	p := g.newProposal(d, canonical, keepFromContent(cur.Warnings, warnings, recipientsOf(cur.Kind, canonical)), dc.current, cur.ID)
 	var old *Proposal
 	err = g.st.Tx(ctx, func(tx *store.Tx) error {
 		r := inTx(tx)

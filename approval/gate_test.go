@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -74,8 +75,13 @@ func TestProposeStoresCanonicalPayloadAndHash(t *testing.T) {
 	if string(p.Payload) != want {
 		t.Errorf("payload\n got %s\nwant %s", p.Payload, want)
 	}
-	if p.PayloadHash != approval.HashPayload([]byte(want)) || len(p.PayloadHash) != 64 {
-		t.Errorf("hash %s is not the sha256 of the payload", p.PayloadHash)
+	// Alice never wrote and was never written to: the owner is told, and
+	// what is shown is part of what is approved.
+	if len(p.Warnings) != 1 || p.Warnings[0].Code != approval.WarnNewRecipient {
+		t.Errorf("warnings %+v, want one new_recipient", p.Warnings)
+	}
+	if p.PayloadHash != approval.HashProposal([]byte(want), p.Warnings) || p.PayloadHash == approval.HashPayload([]byte(want)) || len(p.PayloadHash) != 64 {
+		t.Errorf("hash %s is not the sha256 of the payload and its warnings", p.PayloadHash)
 	}
 	if p.State != approval.StatePending || !p.Expires.Equal(e.clock.Now().Add(24*time.Hour)) {
 		t.Errorf("state %s expires %v", p.State, p.Expires)
@@ -96,7 +102,7 @@ func TestProposeStoresCanonicalPayloadAndHash(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if string(got.Payload) != want || got.PayloadHash != p.PayloadHash {
+	if string(got.Payload) != want || got.PayloadHash != p.PayloadHash || !slices.Equal(got.Warnings, p.Warnings) {
 		t.Errorf("stored payload changed: %s", got.Payload)
 	}
 	n, err := e.st.NotificationByKey(ctx, "proposal:"+p.ID)

@@ -193,7 +193,7 @@ func (g *Gate) claimAndFail(ctx context.Context, p *Proposal, reason string) {
 // timeout, a lost answer that could not be looked up) stays executing
 // for Find to resolve on a later pass.
 func (g *Gate) run(ctx context.Context, p *Proposal, ex Executor, note string) {
-	if HashPayload(p.Payload) != p.PayloadHash {
+	if HashProposal(p.Payload, p.Warnings) != p.PayloadHash {
 		// The stored bytes are not what the owner approved: never send
 		// them, on the first attempt or on a retry after a crash.
 		g.finish(ctx, p, "", errors.New("the stored payload does not match its approved hash; not executed"), "")

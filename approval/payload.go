@@ -76,6 +76,25 @@ func HashPayload(canonical []byte) string {
 	return hex.EncodeToString(sum[:])
 }
 
+// HashProposal is the hash the owner approves: of the payload alone when
+// there are no warnings (HashPayload), else of the payload and the
+// warnings' JSON, so the warnings shown can never change without the hash
+// changing.
+func HashProposal(canonical []byte, warnings []Warning) string {
+	if len(warnings) == 0 {
+		return HashPayload(canonical)
+	}
+	w, err := json.Marshal(warnings)
+	if err != nil {
+		panic(err) // two strings per warning always marshal
+	}
+	h := sha256.New()
+	h.Write(canonical)
+	h.Write([]byte{0})
+	h.Write(w)
+	return hex.EncodeToString(h.Sum(nil))
+}
+
 // IdempotencyKey is the key an execution of this proposal and payload
 // carries to the remote side: the same for every attempt, different for an
 // edited payload.

@@ -3,6 +3,7 @@ package approval
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -55,29 +56,58 @@ func fromMS(v int64) time.Time {
 }
 
 const proposalColumns = `id, kind, state, title, reason, origin, payload, payload_hash, item_id, thread, created, expires,
-	decided, decided_by, snooze_until, supersedes, superseded_by, idempotency_key, attempts, remote_id, error`
+	decided, decided_by, snooze_until, supersedes, superseded_by, idempotency_key, attempts, remote_id, error,
+	warnings, current_event, execute_after`
 
 func scanProposal(row store.Scanner) (*Proposal, error) {
 	var p Proposal
-	var payload string
-	var created, expires, decided, snooze int64
+	var payload, warnings, current string
+	var created, expires, decided, snooze, after int64
 	err := row.Scan(&p.ID, &p.Kind, &p.State, &p.Title, &p.Reason, &p.Origin, &payload, &p.PayloadHash, &p.ItemID, &p.Thread,
 		&created, &expires, &decided, &p.DecidedBy, &snooze, &p.Supersedes, &p.SupersededBy, &p.IdempotencyKey,
-		&p.Attempts, &p.RemoteID, &p.Error)
+		&p.Attempts, &p.RemoteID, &p.Error, &warnings, &current, &after)
 	if err != nil {
 		return nil, err
 	}
 	p.Payload = []byte(payload)
 	p.Created, p.Expires, p.Decided, p.SnoozeUntil = fromMS(created), fromMS(expires), fromMS(decided), fromMS(snooze)
+	p.ExecuteAfter = fromMS(after)
+	// Warnings that do not read back are not dropped silently: the hash
+	// check before execution then refuses the proposal.
+	if err := json.Unmarshal([]byte(warnings), &p.Warnings); err != nil {
+		p.Warnings = []Warning{{Code: "unreadable", Text: "the warnings stored with this proposal cannot be read: " + err.Error()}}
+	}
+	if p.Warnings == nil {
+		p.Warnings = []Warning{}
+	}
+	if current != "" {
+		p.Current = &CalendarPayload{}
+		if err := json.Unmarshal([]byte(current), p.Current); err != nil {
+			p.Current = nil
+		}
+	}
 	return &p, nil
 }
 
 // insert stores a new proposal. Its id must be unused.
 func (r records) insert(p *Proposal) error {
-	_, err := r.q.ExecContext(r.ctx, `INSERT INTO proposals (`+proposalColumns+`, updated) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	if p.Warnings == nil {
+		p.Warnings = []Warning{}
+	}
+	warnings, err := json.Marshal(p.Warnings)
+	if err != nil {
+		return fmt.Errorf("insert proposal %s: %w", p.ID, err)
+	}
+	var current []byte
+	if p.Current != nil {
+		if current, err = json.Marshal(p.Current); err != nil {
+			return fmt.Errorf("insert proposal %s: %w", p.ID, err)
+		}
+	}
+	_, err = r.q.ExecContext(r.ctx, `INSERT INTO proposals (`+proposalColumns+`, updated) VALUES (`+store.Placeholders(25)+`)`,
 		p.ID, p.Kind, p.State, p.Title, p.Reason, p.Origin, string(p.Payload), p.PayloadHash, p.ItemID, p.Thread,
 		ms(p.Created), ms(p.Expires), ms(p.Decided), p.DecidedBy, ms(p.SnoozeUntil), p.Supersedes, p.SupersededBy,
-		p.IdempotencyKey, p.Attempts, p.RemoteID, p.Error, ms(r.now))
+		p.IdempotencyKey, p.Attempts, p.RemoteID, p.Error, string(warnings), string(current), ms(p.ExecuteAfter), ms(r.now))
 	if err != nil {
 		return fmt.Errorf("insert proposal %s: %w", p.ID, err)
 	}
@@ -103,6 +133,7 @@ type filter struct {
 	Kind          Kind
 	PayloadHash   string
 	ExpiresBefore time.Time // expires <= this
+	DueBy         time.Time // execute_after <= this (approved ones whose send delay is over)
 	SnoozedBefore time.Time // snooze_until != 0 and <= this
 	Limit         int       // default 500
 	Oldest        bool      // oldest first (default newest first)
@@ -133,6 +164,10 @@ func (r records) list(f filter) ([]*Proposal, error) {
 	if !f.ExpiresBefore.IsZero() {
 		where = append(where, `expires <= ?`)
 		args = append(args, ms(f.ExpiresBefore))
+	}
+	if !f.DueBy.IsZero() {
+		where = append(where, `execute_after <= ?`)
+		args = append(args, ms(f.DueBy))
 	}
 	if !f.SnoozedBefore.IsZero() {
 		where = append(where, `snooze_until != 0 AND snooze_until <= ?`)
@@ -168,9 +203,13 @@ type change struct {
 	PayloadHash string
 	UnexpiredAt time.Time
 
-	To             State
-	Decided        time.Time // set when not zero
-	DecidedBy      string    // set when not empty
+	To           State
+	Decided      time.Time // set when not zero
+	DecidedBy    string    // set when not empty
+	ExecuteAfter time.Time // set when not zero
+	// Undecide clears the decision (an undone approval): decided,
+	// decided_by and execute_after.
+	Undecide       bool
 	SnoozeUntil    *time.Time
 	SupersededBy   string
 	IdempotencyKey string
@@ -195,6 +234,13 @@ func (r records) transition(c change) (bool, error) {
 	if c.DecidedBy != "" {
 		set = append(set, `decided_by = ?`)
 		args = append(args, c.DecidedBy)
+	}
+	if !c.ExecuteAfter.IsZero() {
+		set = append(set, `execute_after = ?`)
+		args = append(args, ms(c.ExecuteAfter))
+	}
+	if c.Undecide {
+		set = append(set, `decided = 0`, `decided_by = ''`, `execute_after = 0`)
 	}
 	if c.SnoozeUntil != nil {
 		set = append(set, `snooze_until = ?`)

@@ -45,22 +45,33 @@ const (
 
 // Proposal is an outgoing action waiting for, or past, the owner's decision.
 type Proposal struct {
-	ID          string          `json:"id"` // short, opaque; also the Telegram callback id
-	Kind        Kind            `json:"kind"`
-	State       State           `json:"state"`
-	Title       string          `json:"title"`  // one line: "Reply to Alice: Re: Q3 budget"
-	Reason      string          `json:"reason"` // why it was proposed
-	Origin      string          `json:"origin"` // agent, proactive, owner
-	Payload     json.RawMessage `json:"payload"`
-	PayloadHash string          `json:"payload_hash"`
-	ItemID      int64           `json:"item_id,omitempty"` // the stored item it answers, if any
-	Thread      string          `json:"thread,omitempty"`
-	Created     time.Time       `json:"created"`
-	Expires     time.Time       `json:"expires"`
-	Decided     time.Time       `json:"decided,omitzero"`
-	DecidedBy   string          `json:"decided_by,omitempty"`
-	SnoozeUntil time.Time       `json:"snooze_until,omitzero"`
-	Supersedes  string          `json:"supersedes,omitempty"` // the proposal an edit replaced
+	ID      string          `json:"id"` // short, opaque; also the Telegram callback id
+	Kind    Kind            `json:"kind"`
+	State   State           `json:"state"`
+	Title   string          `json:"title"`  // one line: "Reply to Alice: Re: Q3 budget"
+	Reason  string          `json:"reason"` // why it was proposed
+	Origin  string          `json:"origin"` // agent, proactive, owner
+	Payload json.RawMessage `json:"payload"`
+	// PayloadHash is what the owner approves: the sha256 of the payload
+	// and of the warnings shown with it (HashProposal).
+	PayloadHash string `json:"payload_hash"`
+	// Warnings are what the owner should know before approving, worked
+	// out when it was proposed (never after); empty, not null, if none.
+	Warnings []Warning `json:"warnings"`
+	// Current is the event as the store had it when a calendar update,
+	// delete or answer was proposed, shown beside the new values.
+	Current   *CalendarPayload `json:"current_event,omitempty"`
+	ItemID    int64            `json:"item_id,omitempty"` // the stored item it answers, if any
+	Thread    string           `json:"thread,omitempty"`
+	Created   time.Time        `json:"created"`
+	Expires   time.Time        `json:"expires"`
+	Decided   time.Time        `json:"decided,omitzero"`
+	DecidedBy string           `json:"decided_by,omitempty"`
+	// ExecuteAfter is when an approved proposal may run: the approval plus
+	// the send delay. Until it starts, Undo puts it back to pending.
+	ExecuteAfter time.Time `json:"execute_after,omitzero"`
+	SnoozeUntil  time.Time `json:"snooze_until,omitzero"`
+	Supersedes   string    `json:"supersedes,omitempty"` // the proposal an edit replaced
 	// SupersededBy is the proposal that replaced this one (an edit or a newer draft).
 	SupersededBy string `json:"superseded_by,omitempty"`
 	// IdempotencyKey is what execution attempts carry to the remote side
@@ -81,7 +92,35 @@ type Draft struct {
 	Payload any // one of the *Payload types below, matching Kind
 	ItemID  int64
 	Thread  string
+	// Provenance is where the run that drafted it read what it read (nil
+	// when no model drafted it): the gate warns about recipients that came
+	// from untrusted content.
+	Provenance *Provenance
 }
+
+// Warning is something the owner should know before approving.
+type Warning struct {
+	Code string `json:"code"`
+	Text string `json:"text"`
+}
+
+// Warning codes.
+const (
+	// WarnRecipientFromContent: a recipient or attendee the owner did not
+	// name, who is not a party to the item answered, and whose address
+	// appears in untrusted content.
+	WarnRecipientFromContent = "recipient_from_content"
+	// WarnNewRecipient: an address the owner has never exchanged mail with.
+	WarnNewRecipient = "new_recipient"
+	// WarnLookalike: an address or name with confusable, invisible or
+	// bidirectional-control characters, or mixed scripts in a domain.
+	WarnLookalike = "lookalike"
+	// WarnReplyToDiffers: a reply goes to a Reply-To other than the sender,
+	// or a display name shows another address than the one it goes to.
+	WarnReplyToDiffers = "reply_to_differs"
+	// WarnAttendeesChanged: a calendar update changes who is invited.
+	WarnAttendeesChanged = "attendees_changed"
+)
 
 // EmailPayload is a mail to send (reply, new mail, forward).
 type EmailPayload struct {
