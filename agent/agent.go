@@ -198,8 +198,9 @@ type runState struct {
 	StopDetail   string           `json:"stop_detail,omitempty"` // the error behind an early stop
 	JobDone      bool             `json:"job_done,omitempty"`    // a FinishOn tool proposed
 
-	profile string // rendered once per process; not saved
-	memory  string // likewise
+	profile string               // rendered once per process; not saved
+	prov    *approval.Provenance // rebuilt from the state when the loop starts; not saved
+	memory  string               // likewise
 }
 
 // cite numbers an item for citation, reusing its number if already shown.
@@ -345,6 +346,7 @@ func (a *Agent) loop(parent context.Context, st *runState, emit func(Event)) (*A
 	if a.opts.Memory != nil {
 		st.memory = a.opts.Memory.PromptMemory(ctx, st.Task.Objective)
 	}
+	st.recordProvenance()
 	tools, err := a.runTools(ctx, st)
 	if err != nil {
 		return nil, err

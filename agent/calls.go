@@ -93,6 +93,7 @@ func (a *Agent) runCalls(ctx context.Context, st *runState, tools *Registry, cal
 			blocked++
 		}
 		content := a.apply(st, o, emit)
+		st.recordResult(o, content)
 		ev := &ToolEvent{CallID: o.call.ID, Name: o.call.Name, Status: o.status}
 		if o.proposal != nil {
 			ev.ProposalID = o.proposal.ID
@@ -191,6 +192,7 @@ func (a *Agent) proposeDraft(ctx context.Context, st *runState, d approval.Draft
 	if a.opts.Proposer == nil {
 		return nil, errors.New("proposals are not available in this process, so this action cannot even be proposed")
 	}
+	d.Provenance = st.prov
 	d.Origin = st.Task.Origin
 	if d.Origin == "" {
 		d.Origin = "agent"
