@@ -1,12 +1,16 @@
-# FTS5 is compiled into SQLite only with this tag; every go command needs it.
-export GOFLAGS := -tags=sqlite_fts5
+# FTS5 is compiled into SQLite only with sqlite_fts5; every go command needs it.
+# grpcnotrace: gRPC is linked (google.golang.org/api's option package imports
+# it) though the REST clients never use it; without the tag it links
+# golang.org/x/net/trace, whose html/template pages make the linker keep every
+# exported method of every type (about 35 MB of the binary).
+export GOFLAGS := -tags=sqlite_fts5,grpcnotrace
 export CGO_ENABLED := 1
 
 BIN     := bin/omnibrain
 VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 
-.PHONY: build run test race bench lint fmt clean cc
+.PHONY: build build-debug run test race bench lint fmt clean cc
 
 # SQLite is compiled with cgo: a C compiler is the one thing Go alone lacks.
 # On Debian/Ubuntu it is installed when missing (as root, or with sudo).
@@ -17,8 +21,16 @@ cc:
 	  elif command -v sudo >/dev/null 2>&1; then sudo apt-get update -qq && sudo apt-get install -y -qq gcc libc6-dev; \
 	  else echo "Install gcc (e.g. apt-get install gcc) and retry." >&2; exit 1; fi; }
 
+## build: bin/omnibrain without the symbol table and DWARF (-s -w) and
+## without this machine's paths (-trimpath). Stack traces and pprof still
+## name every function: they read the runtime's own tables, which stay.
 build: cc
-	go build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/omnibrain
+	go build -trimpath -ldflags "-s -w $(LDFLAGS)" -o $(BIN) ./cmd/omnibrain
+
+## build-debug: bin/omnibrain-debug with symbols, DWARF and full paths, for
+## debuggers (dlv) and `go tool nm -size -sort size` (what the size is made of).
+build-debug: cc
+	go build -ldflags "$(LDFLAGS)" -o $(BIN)-debug ./cmd/omnibrain
 
 ## run: start the daemon in the foreground on embedded defaults (~/.omnibrain)
 run: build

@@ -5,14 +5,12 @@
 package packaging
 
 import (
-	"bytes"
 	"embed"
 	"encoding/xml"
 	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
-	"text/template"
 )
 
 //go:embed systemd/omnibrain.service.tmpl launchd/omnibrain.plist.tmpl
@@ -44,18 +42,17 @@ func (s Service) validate() error {
 	return nil
 }
 
-var funcs = template.FuncMap{
-	"systemdQuote": systemdQuote,
-	"xml": func(s string) (string, error) {
-		var b bytes.Buffer
-		err := xml.EscapeText(&b, []byte(s))
-		return b.String(), err
-	},
-}
-
 // SystemdUnit renders the systemd user unit.
 func SystemdUnit(s Service) (string, error) {
-	return render("systemd/omnibrain.service.tmpl", s)
+	quoted := make([]string, len(s.Command))
+	for i, a := range s.Command {
+		quoted[i] = systemdQuote(a)
+	}
+	return render("systemd/omnibrain.service.tmpl", s,
+		"{{name}}", s.Name,
+		"{{description}}", s.Description,
+		"{{command}}", strings.Join(quoted, " "),
+		"{{environment}}", systemdQuote("OMNIBRAIN_HOME="+s.Home))
 }
 
 // LaunchdPlist renders the launchd agent.
@@ -63,28 +60,44 @@ func LaunchdPlist(s Service) (string, error) {
 	if s.LogDir == "" {
 		s.LogDir = filepath.Join(s.Home, "logs")
 	}
-	return render("launchd/omnibrain.plist.tmpl", s)
+	var args strings.Builder
+	for _, a := range s.Command {
+		args.WriteString("\n\t\t<string>" + xmlText(a) + "</string>")
+	}
+	return render("launchd/omnibrain.plist.tmpl", s,
+		"{{name}}", xmlText(s.Name),
+		"{{arguments}}", args.String(),
+		"{{home}}", xmlText(s.Home),
+		"{{logdir}}", xmlText(s.LogDir))
 }
 
-func render(name string, s Service) (string, error) {
+// render fills the template's placeholders in one pass (a value is never
+// read as a placeholder). Not text/template: its method lookup by name
+// makes the linker keep every exported method of every type in the
+// binary, some 30 MB of it.
+func render(name string, s Service, placeholders ...string) (string, error) {
 	if err := s.validate(); err != nil {
 		return "", fmt.Errorf("packaging: %w", err)
 	}
-	t, err := template.New(filepath.Base(name)).Funcs(funcs).ParseFS(templates, name)
+	text, err := templates.ReadFile(name)
 	if err != nil {
 		return "", fmt.Errorf("packaging: %w", err)
 	}
-	var b bytes.Buffer
-	if err := t.Execute(&b, s); err != nil {
-		return "", fmt.Errorf("packaging: render %s: %w", name, err)
-	}
-	out := b.String()
+	out := strings.NewReplacer(placeholders...).Replace(string(text))
 	// kardianos/service runs its own template engine over what we hand it;
-	// text without "{{" passes through unchanged.
+	// text without "{{" passes through unchanged. This also catches a
+	// placeholder left unfilled.
 	if strings.Contains(out, "{{") {
 		return "", fmt.Errorf("packaging: rendered %s contains \"{{\", which the service installer would misread", name)
 	}
 	return out, nil
+}
+
+// xmlText escapes s for XML character data.
+func xmlText(s string) string {
+	var b strings.Builder
+	xml.EscapeText(&b, []byte(s)) // writing to a Builder cannot fail
+	return b.String()
 }
 
 // systemdQuote quotes one word for an ExecStart= or Environment= line:
