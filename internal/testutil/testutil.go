@@ -4,20 +4,29 @@ package testutil
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 )
 
 // SharedData returns the path of rel inside ../shared/data (next to the
-// repository), skipping the test with a clear message when it is absent.
+// repository). When it is absent the test is skipped with a clear message,
+// except in CI (CI=true), where the data must be there: a skip would turn
+// a run that tested nothing green, so it fails instead.
 func SharedData(t testing.TB, rel string) string {
 	t.Helper()
+	missing := t.Skipf
+	if ci, _ := strconv.ParseBool(os.Getenv("CI")); ci {
+		missing = t.Fatalf
+	}
 	root, err := repoRoot()
 	if err != nil {
-		t.Skipf("shared test data: %v", err)
+		missing("shared test data: %v", err)
+		return ""
 	}
 	p := filepath.Join(root, "..", "shared", "data", rel)
 	if _, err := os.Stat(p); err != nil {
-		t.Skipf("shared test data %s is absent (%v): this test needs ../shared/data next to the repository", rel, err)
+		missing("shared test data %s is absent (%v): this test needs ../shared/data next to the repository", rel, err)
+		return ""
 	}
 	return p
 }
