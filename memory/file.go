@@ -260,9 +260,25 @@ func backup(path, dir string, now time.Time) (string, error) {
 		return "", err
 	}
 	base := strings.TrimSuffix(filepath.Base(path), ".md")
-	name := filepath.Join(dir, fmt.Sprintf("%s-%s.md", base, now.UTC().Format("20060102T150405.000000000Z")))
-	if err := os.WriteFile(name, data, 0o600); err != nil {
-		return "", err
+	stamp := now.UTC().Format("20060102T150405.000000000Z")
+	var name string
+	for n := 0; ; n++ { // two rewrites within one clock tick keep two copies
+		name = filepath.Join(dir, fmt.Sprintf("%s-%s-%03d.md", base, stamp, n))
+		f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if errors.Is(err, os.ErrExist) {
+			continue
+		}
+		if err != nil {
+			return "", err
+		}
+		_, werr := f.Write(data)
+		if cerr := f.Close(); werr == nil {
+			werr = cerr
+		}
+		if werr != nil {
+			return "", werr
+		}
+		break
 	}
 	old, _ := filepath.Glob(filepath.Join(dir, base+"-*.md"))
 	sort.Strings(old)

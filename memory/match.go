@@ -30,9 +30,10 @@ const (
 var (
 	timeWords = set(`monday tuesday wednesday thursday friday saturday sunday mon tue wed thu fri sat sun
 january february march april may june july august september october november december jan feb mar apr jun jul aug sep sept oct nov dec
-today tomorrow tonight yesterday weekend morning afternoon evening noon midnight am pm o'clock`)
+today tomorrow tonight yesterday weekend morning afternoon evening noon midnight am pm week month year next last`)
+	numberWords = set(`one two three four five six seven eight nine ten eleven twelve first second third`)
 	moveWords   = set(`moved move moving relocated relocating rescheduled postponed delayed pushed`)
-	changeWords = set(`now longer anymore instead changed changing switched switching became become quit left new newly actually updated replaced no`)
+	changeWords = set(`now longer anymore instead changed changing switched switching became become quit left stopped new newly actually updated replaced no already again`)
 	// ownerWords name the owner, not what a fact is about.
 	ownerWords = set(`owner owners user`)
 	// attributeWords make a one-word key specific enough to have one value.
@@ -66,7 +67,7 @@ func analyse(text string) terms {
 		case changeWords[w] && t.change == noCue:
 			t.change = changeCue
 		}
-		if tokenize.StopWord(w) && !timeWords[w] && !digitsRe.MatchString(w) {
+		if tokenize.StopWord(w) && !timeWords[w] && !numberWords[w] && !digitsRe.MatchString(w) {
 			continue
 		}
 		if ownerWords[w] {
@@ -78,6 +79,8 @@ func analyse(text string) terms {
 		case timeWords[w]:
 			t.values[s] = true
 			t.timed = true
+		case numberWords[w]:
+			t.values[s] = true
 		case digitsRe.MatchString(w):
 			t.values[s] = true
 			t.timed = t.timed || len(w) <= 4
@@ -187,8 +190,9 @@ func relate(old, new terms) relation {
 	if len(old.key) > 0 && equalSets(old.key, new.key) && (len(old.key) >= 2 || hasAttribute(old.key)) {
 		return supersedes
 	}
-	shared := intersect(old.topic, new.topic)
-	if shared == 0 || overlap(old.topic, new.topic) < 0.5 {
+	// A change word ("now", "moved", "no longer") and enough in common.
+	shared := intersect(old.all, new.all)
+	if (intersect(old.topic, new.topic) == 0 && intersect(old.values, new.values) < 2) || overlap(old.all, new.all) < 0.5 {
 		return unrelated
 	}
 	switch new.change {
