@@ -353,13 +353,13 @@ func TestParseCommand(t *testing.T) {
 
 func TestCategorize(t *testing.T) {
 	for in, want := range map[string]Category{
-		"My sister Ana lives in Lisbon":          Family,
-		"I prefer aisle seats":                   Preferences,
-		"The dentist appointment is on Tuesday":  Events,
-		"I am working from Porto this week":      RecentContext,
-		"My car is a blue Volvo":                 Notes,
-		"My daughter's recital is on 12 March":   Events,
-		"I'm allergic to peanuts":                Preferences,
+		"My sister Ana lives in Lisbon":         Family,
+		"I prefer aisle seats":                  Preferences,
+		"The dentist appointment is on Tuesday": Events,
+		"I am working from Porto this week":     RecentContext,
+		"My car is a blue Volvo":                Notes,
+		"My daughter's recital is on 12 March":  Events,
+		"I'm allergic to peanuts":               Preferences,
 	} {
 		if got := Categorize(in); got != want {
 			t.Errorf("%q → %s, want %s", in, got, want)
