@@ -15,6 +15,9 @@ type Briefer interface {
 	// weekly), making, storing and sending it first if there is none: the
 	// same path the schedule takes, so one per kind per day.
 	Briefing(ctx context.Context, kind string) (*Briefing, error)
+	// Refresh makes today's briefing of kind again, with what arrived
+	// since it was made, and replaces the stored one.
+	Refresh(ctx context.Context, kind string) (*Briefing, error)
 	// Briefings lists stored briefings of kind (any if empty), newest first.
 	Briefings(ctx context.Context, kind string, limit int) ([]*Briefing, error)
 }
@@ -46,7 +49,7 @@ type Explanation struct {
 	Detail json.RawMessage `json:"detail"` // item, triage with factors, proposal, notifications, ...
 }
 
-// handleBriefing serves POST /api/v1/briefings/{kind}.
+// handleBriefing serves POST /api/v1/briefings/{kind}[?refresh=true].
 func (s *Server) handleBriefing(w http.ResponseWriter, r *http.Request) {
 	if s.b.Briefings == nil {
 		notConfigured(w, "briefings")
@@ -59,7 +62,13 @@ func (s *Server) handleBriefing(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, BadRequest("unknown briefing %q: want morning, evening or weekly", kind))
 		return
 	}
-	b, err := s.b.Briefings.Briefing(r.Context(), kind)
+	var b *Briefing
+	var err error
+	if r.URL.Query().Get("refresh") == "true" {
+		b, err = s.b.Briefings.Refresh(r.Context(), kind)
+	} else {
+		b, err = s.b.Briefings.Briefing(r.Context(), kind)
+	}
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -125,6 +134,13 @@ func (s *Server) handleExplain(w http.ResponseWriter, r *http.Request) {
 func (c *Client) Briefing(ctx context.Context, kind string) (*Briefing, error) {
 	var b Briefing
 	return &b, c.do(ctx, http.MethodPost, "/api/v1/briefings/"+url.PathEscape(kind), nil, &b)
+}
+
+// RefreshBriefing makes today's briefing of kind again with what arrived
+// since it was made.
+func (c *Client) RefreshBriefing(ctx context.Context, kind string) (*Briefing, error) {
+	var b Briefing
+	return &b, c.do(ctx, http.MethodPost, "/api/v1/briefings/"+url.PathEscape(kind)+"?refresh=true", nil, &b)
 }
 
 // Briefings lists stored briefings of kind (any if empty), newest first.

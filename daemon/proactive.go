@@ -97,6 +97,16 @@ func (b briefings) Briefing(ctx context.Context, kind string) (*api.Briefing, er
 	return out, nil
 }
 
+func (b briefings) Refresh(ctx context.Context, kind string) (*api.Briefing, error) {
+	br, err := b.e.Refresh(ctx, kind)
+	if err != nil {
+		return nil, err
+	}
+	out := wireBriefing(br)
+	out.New = true
+	return out, nil
+}
+
 func (b briefings) Briefings(ctx context.Context, kind string, limit int) ([]*api.Briefing, error) {
 	bs, err := b.e.Stored(ctx, kind, limit)
 	if err != nil {

@@ -180,7 +180,7 @@ func BenchmarkBriefing100k(b *testing.B) {
 			e.o.Now = func() time.Time { return at }
 			var text string
 			for b.Loop() {
-				d, err := e.gather(ctx, kind, e.dayKey(kind, at), at, schedule.Run{Scheduled: at})
+				d, err := e.gather(ctx, kind, e.dayKey(kind, at), at, time.Time{}, schedule.Run{Scheduled: at})
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -190,7 +190,7 @@ func (e *Engine) Briefing(ctx context.Context, kind string, r schedule.Run) (*st
 	if !errors.Is(err, store.ErrNotFound) {
 		return nil, false, fmt.Errorf("proactive: %w", err)
 	}
-	data, err := e.gather(ctx, kind, day, now, r)
+	data, err := e.gather(ctx, kind, day, now, time.Time{}, r)
 	if err != nil {
 		e.fail(err)
 		return nil, false, err
@@ -217,6 +217,52 @@ func (e *Engine) Briefing(ctx context.Context, kind string, r schedule.Run) (*st
 		e.o.Health.Add(HealthName, "briefings", 1)
 	}
 	return b, true, nil
+}
+
+// Refresh makes today's briefing of kind again, with what arrived since
+// it was made (new mail, an import), and replaces the stored one; the
+// owner asked to see it, so it is not sent again. A morning briefing keeps
+// the start of its period; held notifications it showed stay in it.
+// Without one for today it is made as Briefing would.
+func (e *Engine) Refresh(ctx context.Context, kind string) (*store.Briefing, error) {
+	if !ValidKind(kind) {
+		return nil, fmt.Errorf("proactive: unknown briefing %q (want morning, evening or weekly)", kind)
+	}
+	now := e.o.Now()
+	r := schedule.Run{Job: kind, Scheduled: now, Manual: true}
+	if kind == KindEvening && e.local(now).Hour() < eveningSpillHours {
+		now = e.dayStart(now).Add(-time.Second) // the day that just ended, as Briefing does
+		r.Scheduled = now
+	}
+	day := e.dayKey(kind, now)
+	old, err := e.o.Store.BriefingFor(ctx, kind, day)
+	if errors.Is(err, store.ErrNotFound) {
+		b, _, err := e.Briefing(ctx, kind, r)
+		return b, err
+	}
+	if err != nil {
+		return nil, fmt.Errorf("proactive: %w", err)
+	}
+	data, err := e.gather(ctx, kind, day, now, old.PeriodStart, r)
+	if err != nil {
+		e.fail(err)
+		return nil, err
+	}
+	var before BriefingData
+	if err := json.Unmarshal(old.Data, &before); err == nil {
+		data.FYI = append(before.FYI, data.FYI...)
+	}
+	text := Render(data, e.o.Location)
+	raw, err := json.Marshal(data)
+	if err != nil {
+		return nil, fmt.Errorf("proactive: briefing data: %w", err)
+	}
+	b := &store.Briefing{Kind: kind, Day: day, PeriodStart: data.PeriodStart, PeriodEnd: data.PeriodEnd, Data: raw,
+		Text: text, Narrative: e.narrative(ctx, kind, text), Manual: true}
+	if err := e.o.Store.ReplaceBriefing(ctx, b, data.FYIIDs...); err != nil {
+		return nil, fmt.Errorf("proactive: %w", err)
+	}
+	return b, nil
 }
 
 // send queues a stored briefing for the owner, once per kind and day.
@@ -253,21 +299,29 @@ func (e *Engine) dayKey(kind string, t time.Time) string {
 }
 
 // gather collects a briefing's data from the store.
-func (e *Engine) gather(ctx context.Context, kind, day string, now time.Time, r schedule.Run) (*BriefingData, error) {
+// A morning briefing made again (--refresh) keeps the start of its period:
+// start is that start, zero otherwise.
+func (e *Engine) gather(ctx context.Context, kind, day string, now, start time.Time, r schedule.Run) (*BriefingData, error) {
 	d := &BriefingData{Kind: kind, Day: day, PeriodEnd: now, Late: r.Late, Manual: r.Manual}
 	var err error
 	switch kind {
 	case KindMorning:
-		if d.PeriodStart, err = e.sinceLastBriefing(ctx, now); err != nil {
-			return nil, err
+		d.PeriodStart = start
+		if start.IsZero() {
+			if d.PeriodStart, err = e.sinceLastBriefing(ctx, now); err != nil {
+				return nil, err
+			}
 		}
 		err = e.gatherDay(ctx, d, now, now)
 	case KindEvening:
 		d.PeriodStart = e.dayStart(now)
 		err = e.gatherDay(ctx, d, now, e.nextDayStart(now))
 	case KindWeekly:
-		d.PeriodStart = now.AddDate(0, 0, -7)
-		err = e.gatherWeek(ctx, d, now)
+		// The last whole week, Monday to Sunday, whichever day it is made:
+		// its title names the days it covers.
+		d.PeriodEnd = e.weekStart(now)
+		d.PeriodStart = e.weekStart(d.PeriodEnd.Add(-time.Hour))
+		err = e.gatherWeek(ctx, d)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("proactive: %s briefing: %w", kind, err)
@@ -552,8 +606,16 @@ func (e *Engine) fyi(ctx context.Context, d *BriefingData) error {
 	return nil
 }
 
-func (e *Engine) gatherWeek(ctx context.Context, d *BriefingData, now time.Time) error {
+// weekStart is the local midnight starting the Monday of t's week.
+func (e *Engine) weekStart(t time.Time) time.Time {
+	l := e.local(t)
+	back := (int(l.Weekday()) + 6) % 7 // days since Monday
+	return e.dayStart(time.Date(l.Year(), l.Month(), l.Day()-back, 12, 0, 0, 0, e.o.Location))
+}
+
+func (e *Engine) gatherWeek(ctx context.Context, d *BriefingData) error {
 	st := e.o.Store
+	now := d.PeriodEnd
 	w := &WeekStats{}
 	mail, err := st.MailStatsBetween(ctx, d.PeriodStart, now)
 	if err != nil {
@@ -603,12 +665,20 @@ func (e *Engine) gatherWeek(ctx context.Context, d *BriefingData, now time.Time)
 	return nil
 }
 
+// trendMinimum is the count below which a change is noise, not a trend:
+// "+100% (2 vs 1)" says nothing.
+const trendMinimum = 10
+
+// replyTrendMinimum is how many replies each week needs before their
+// median speed is compared.
+const replyTrendMinimum = 5
+
 // trends compares the week with the one before.
 func trends(w *WeekStats) []string {
 	var out []string
 	change := func(what string, now, before int) {
 		switch {
-		case before == 0 && now == 0:
+		case max(now, before) < trendMinimum:
 		case before == 0:
 			out = append(out, fmt.Sprintf("%s: %d (none the week before)", what, now))
 		default:
@@ -620,7 +690,8 @@ func trends(w *WeekStats) []string {
 	}
 	change("mail received", w.Mail.Inbound, w.PrevMail.Inbound)
 	change("mail sent", w.Mail.Outbound, w.PrevMail.Outbound)
-	if a, b := w.Mail.OwnerReplyMedian, w.PrevMail.OwnerReplyMedian; a > 0 && b > 0 {
+	if a, b := w.Mail.OwnerReplyMedian, w.PrevMail.OwnerReplyMedian; a > 0 && b > 0 &&
+		min(w.Mail.OwnerReplies, w.PrevMail.OwnerReplies) >= replyTrendMinimum {
 		switch {
 		case a > b*3/2:
 			out = append(out, fmt.Sprintf("you answered slower: median %s (was %s)", human(a), human(b)))
@@ -665,7 +736,8 @@ func Render(d *BriefingData, loc *time.Location) string {
 	case KindEvening:
 		fmt.Fprintf(&b, "Evening summary — %s\n", day.Format("Monday, January 2"))
 	case KindWeekly:
-		fmt.Fprintf(&b, "Weekly review — week of %s\n", day.Format("Monday, January 2"))
+		last := d.PeriodEnd.Add(-time.Nanosecond).In(loc)
+		fmt.Fprintf(&b, "Weekly review — %s to %s\n", d.PeriodStart.In(loc).Format("Monday, January 2"), last.Format("Monday, January 2"))
 	}
 	if d.Late {
 		b.WriteString("(late: the scheduled time passed while omnibrain was not running)\n")
@@ -753,14 +825,19 @@ func Render(d *BriefingData, loc *time.Location) string {
 		}
 	}
 	if w := d.Week; w != nil {
-		fmt.Fprintf(&b, "\nMail: %d received (%d personal, %d bulk), %d sent\n", w.Mail.Inbound, w.Mail.Personal, w.Mail.Bulk, w.Mail.Outbound)
+		// The parts add up to the whole: what is neither personal nor bulk
+		// (copied, or to an address not known as yours) is "other".
+		fmt.Fprintf(&b, "\nMail: %d received (%d personal, %d bulk, %d other), %d sent\n", w.Mail.Inbound, w.Mail.Personal, w.Mail.Bulk,
+			max(0, w.Mail.Inbound-w.Mail.Personal-w.Mail.Bulk), w.Mail.Outbound)
 		if w.Mail.OwnerReplies > 0 {
 			fmt.Fprintf(&b, "You answered %d times, median %s\n", w.Mail.OwnerReplies, human(w.Mail.OwnerReplyMedian))
 		}
 		if w.Mail.TheirReplies > 0 {
 			fmt.Fprintf(&b, "Others answered you %d times, median %s\n", w.Mail.TheirReplies, human(w.Mail.TheirReplyMedian))
 		}
-		fmt.Fprintf(&b, "Triage: %d need you, %d worth knowing, %d ignored\n", w.Triage["decision:respond"], w.Triage["decision:notify"], w.Triage["decision:ignore"])
+		fmt.Fprintf(&b, "Triage: %d decided — %d need you, %d worth knowing, %d ignored\n",
+			w.Triage["decision:respond"]+w.Triage["decision:notify"]+w.Triage["decision:ignore"],
+			w.Triage["decision:respond"], w.Triage["decision:notify"], w.Triage["decision:ignore"])
 		if w.Proposals > 0 {
 			fmt.Fprintf(&b, "Proposals: %d made, %d accepted, %d rejected, %d expired (acceptance %.0f%%)\n", w.Proposals, w.Accepted, w.Rejected, w.Expired, 100*w.Acceptance)
 		}

@@ -60,6 +60,35 @@ func (s *Store) InsertBriefing(ctx context.Context, b *Briefing, shown ...int64)
 	return added, nil
 }
 
+// ReplaceBriefing replaces the stored briefing of b's kind and day by b
+// (made again with what arrived since) and marks the held notifications
+// it newly shows briefed, in one transaction; b then holds the stored row.
+func (s *Store) ReplaceBriefing(ctx context.Context, b *Briefing, shown ...int64) error {
+	err := s.Tx(ctx, func(tx *Tx) error {
+		res, err := tx.Exec(`UPDATE briefings SET period_start = ?, period_end = ?, data = ?, text = ?, narrative = ?, manual = ?, created = ?
+			WHERE kind = ? AND day = ?`, ms(b.PeriodStart), ms(b.PeriodEnd), string(b.Data), b.Text, b.Narrative, b.Manual, ms(tx.now), b.Kind, b.Day)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil || n == 0 {
+			return errors.Join(err, ErrNotFound)
+		}
+		if err := tx.MarkBriefed(shown); err != nil {
+			return err
+		}
+		got, err := scanBriefing(tx.QueryRow(`SELECT `+briefingColumns+` FROM briefings WHERE kind = ? AND day = ?`, b.Kind, b.Day))
+		if err != nil {
+			return err
+		}
+		*b = *got
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("replace briefing %s %s: %w", b.Kind, b.Day, err)
+	}
+	return nil
+}
+
 const briefingColumns = `id, kind, day, period_start, period_end, data, text, narrative, late, manual, created`
 
 func scanBriefing(row Scanner) (*Briefing, error) {

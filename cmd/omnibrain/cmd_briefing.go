@@ -8,13 +8,15 @@ import (
 
 func briefingCommand() *command {
 	var list int
+	var refresh bool
 	return &command{
 		name: "briefing",
-		args: "[morning|evening|weekly] [--list N] [--json]",
+		args: "[morning|evening|weekly] [--refresh] [--list N] [--json]",
 		summary: "show today's briefing (morning by default), making and sending it if there is none yet; " +
-			"the same briefing the schedule sends, one per kind per day",
+			"the same briefing the schedule sends, one per kind per day (--refresh makes it again with what arrived since)",
 		flags: func(fs *flag.FlagSet) {
 			fs.IntVar(&list, "list", 0, "list the last `N` stored briefings of the kind (any kind if none is given) instead")
+			fs.BoolVar(&refresh, "refresh", false, "make today's briefing again with the mail that arrived since it was made, and replace it")
 		},
 		run: func(ctx context.Context, e *env, args []string) error {
 			if len(args) > 1 {
@@ -26,11 +28,14 @@ func briefingCommand() *command {
 				switch kind {
 				case "morning", "evening", "weekly":
 				default:
-					return usagef("unknown briefing %q: want morning, evening or weekly", args[0])
+					return usagef("unknown briefing %q: want morning, evening or weekly%s", args[0], didYouMean(args[0], []string{"morning", "evening", "weekly"}))
 				}
 			}
 			if list < 0 {
 				return usagef("--list wants a positive number")
+			}
+			if list > 0 && refresh {
+				return usagef("briefing: --list and --refresh do not go together")
 			}
 			c, err := e.api(ctx)
 			if err != nil {
@@ -55,7 +60,11 @@ func briefingCommand() *command {
 			if kind == "" {
 				kind = "morning"
 			}
-			b, err := c.Briefing(ctx, kind)
+			get := c.Briefing
+			if refresh {
+				get = c.RefreshBriefing
+			}
+			b, err := get(ctx, kind)
 			if err != nil {
 				return apiError(err)
 			}

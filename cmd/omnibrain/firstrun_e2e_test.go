@@ -353,3 +353,69 @@ func TestImportedRecentMailIsTriagedQuietlyIntoTheBriefing(t *testing.T) {
 		t.Errorf("a re-import triaged again:\n%s", out)
 	}
 }
+
+// Briefings: --refresh makes today's again with what arrived since; the
+// weekly review's title names the days it covers and its counts add up;
+// a handful of mails makes no trend.
+func TestBriefingRefreshAndAnHonestWeeklyReview(t *testing.T) {
+	home := t.TempDir()
+	writeFile(t, filepath.Join(home, "config.yaml"), "timezone: UTC\nowner:\n  emails: [ada@example.com]\n")
+	if out, errOut, code := runCLI(t, home, "import", "mbox", firstMbox(t)); code != 0 {
+		t.Fatalf("import: exit %d\n%s\n%s", code, out, errOut)
+	}
+	first, _, code := runCLI(t, home, "briefing", "morning")
+	if code != 0 || !strings.Contains(first, "Dinner on Friday?") {
+		t.Fatalf("first briefing:\n%s", first)
+	}
+
+	// More mail arrives after the morning briefing was made.
+	now := time.Now().UTC()
+	monday := time.Date(now.Year(), now.Month(), now.Day()-(int(now.Weekday())+6)%7, 0, 0, 0, 0, time.UTC)
+	more := filepath.Join(t.TempDir(), "more.mbox")
+	writeMbox(t, more, []mboxMessage{
+		{"Grace Hopper <grace@example.com>", "Contract to sign", "Ada, please sign the contract and send it back by tomorrow.", "grace-1@example.com", 2 * time.Hour, ""},
+		// Last week two mails, the week before one: "+100% (2 vs 1)" is no trend.
+		{"Dan <dan@example.com>", "Lunch", "Lunch?", "dan-1@example.com", now.Sub(monday.AddDate(0, 0, -6)), ""},
+		{"Dan <dan@example.com>", "Lunch again", "Lunch?", "dan-2@example.com", now.Sub(monday.AddDate(0, 0, -5)), ""},
+		{"Dan <dan@example.com>", "Old lunch", "Lunch?", "dan-3@example.com", now.Sub(monday.AddDate(0, 0, -12)), ""},
+	})
+	out, _, code := runCLI(t, home, "import", "mbox", more)
+	if code != 0 || !strings.Contains(out, "omnibrain briefing morning --refresh") {
+		t.Fatalf("the import does not say how to see its mail in today's briefing:\n%s", out)
+	}
+	again, _, _ := runCLI(t, home, "briefing", "morning")
+	if again != first {
+		t.Errorf("without --refresh the stored briefing changed:\n%s\nwas:\n%s", again, first)
+	}
+	refreshed, errOut, code := runCLI(t, home, "briefing", "morning", "--refresh")
+	if code != 0 || !strings.Contains(refreshed, "Contract to sign") || !strings.Contains(refreshed, "Dinner on Friday?") {
+		t.Fatalf("refreshed briefing: exit %d\n%s\n%s", code, refreshed, errOut)
+	}
+	if again, _, _ := runCLI(t, home, "briefing", "morning"); again != refreshed {
+		t.Errorf("the refreshed briefing is not the one stored:\n%s", again)
+	}
+
+	out, errOut, code = runCLI(t, home, "briefing", "weekly", "--json")
+	var wk api.Briefing
+	if code != 0 || json.Unmarshal([]byte(out), &wk) != nil {
+		t.Fatalf("weekly: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if !wk.PeriodStart.Equal(monday.AddDate(0, 0, -7)) || !wk.PeriodEnd.Equal(monday) {
+		t.Errorf("weekly covers %v to %v, want the last whole week from %v", wk.PeriodStart, wk.PeriodEnd, monday.AddDate(0, 0, -7))
+	}
+	title := fmt.Sprintf("Weekly review — %s to %s\n", wk.PeriodStart.Format("Monday, January 2"), wk.PeriodEnd.Add(-time.Hour).Format("Monday, January 2"))
+	if !strings.HasPrefix(wk.Text, title) {
+		t.Errorf("weekly title does not name its days %q:\n%s", title, wk.Text)
+	}
+	var received, personal, bulk, other, sent int
+	line := wk.Text[strings.Index(wk.Text, "\nMail: ")+1:]
+	if _, err := fmt.Sscanf(line, "Mail: %d received (%d personal, %d bulk, %d other), %d sent", &received, &personal, &bulk, &other, &sent); err != nil {
+		t.Fatalf("weekly mail line %q: %v", strings.SplitN(line, "\n", 2)[0], err)
+	}
+	if received != 2 || personal+bulk+other != received {
+		t.Errorf("weekly counts: %d received = %d personal + %d bulk + %d other?", received, personal, bulk, other)
+	}
+	if strings.Contains(wk.Text, "Trends") {
+		t.Errorf("a trend from a handful of mails:\n%s", wk.Text)
+	}
+}

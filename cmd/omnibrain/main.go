@@ -240,6 +240,14 @@ func dispatch(ctx context.Context, e *env, args []string) error {
 	return usagef("unknown command %q (see omnibrain --help)", name)
 }
 
+// didYouMean is a hint naming the candidate word most likely meant, or "".
+func didYouMean(word string, candidates []string) string {
+	if s := suggest.Closest(word, candidates); s != "" {
+		return fmt.Sprintf(" (did you mean %q?)", s)
+	}
+	return ""
+}
+
 // parseInterspersed parses flags wherever they stand among the positional
 // arguments, so `omnibrain search budget --json` works; "--" ends flags.
 func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
