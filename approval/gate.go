@@ -30,6 +30,9 @@ func APIOwner() Owner { return Owner{name: "api"} }
 
 func (o Owner) String() string { return o.name }
 
+// ownerActor reports whether an audit row's actor is the owner.
+func ownerActor(actor string) bool { return actor == "api" || strings.HasPrefix(actor, "telegram:") }
+
 // Actors recorded in the audit log besides the owner.
 const (
 	actorSystem = "system" // expiry, snooze wake-up, outbox

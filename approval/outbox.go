@@ -199,6 +199,14 @@ func (g *Gate) run(ctx context.Context, p *Proposal, ex Executor, note string) {
 		g.finish(ctx, p, "", errors.New("the stored payload does not match its approved hash; not executed"), "")
 		return
 	}
+	switch ok, err := g.ownerApproved(ctx, p); {
+	case err != nil:
+		g.log.Error("could not read the approval of a proposal; not executing it now", "proposal", p.ID, "err", err)
+		return // still executing: the next pass looks again
+	case !ok:
+		g.finish(context.WithoutCancel(ctx), p, "", ErrNotApprovedByOwner, "")
+		return
+	}
 	if note != "" {
 		g.auditOnly(ctx, AuditEntry{Actor: actorSystem, Action: "executing", ProposalID: p.ID, PayloadHash: p.PayloadHash, Detail: note})
 	}
@@ -218,6 +226,29 @@ func (g *Gate) run(ctx context.Context, p *Proposal, ex Executor, note string) {
 	// Record the outcome even if shutdown began meanwhile: an unrecorded
 	// success would cost a remote lookup on the next start.
 	g.finish(context.WithoutCancel(ctx), p, remoteID, err, "")
+}
+
+// ErrNotApprovedByOwner fails a proposal that is marked approved but
+// whose approval the gate never recorded.
+var ErrNotApprovedByOwner = errors.New("it is marked approved, but you never approved this payload (the audit log has no approval of it): something other than omnibrain's gate changed its database, so it was not executed")
+
+// ownerApproved reports whether the owner's latest decision about p in
+// the audit log — written in the same transaction as the decision — is
+// the approval of exactly p's payload. A proposal set to approved by
+// anything else (a process writing the database) has none.
+func (g *Gate) ownerApproved(ctx context.Context, p *Proposal) (bool, error) {
+	entries, err := g.Audit(ctx, p.ID, 0)
+	if err != nil {
+		return false, err
+	}
+	for i := len(entries) - 1; i >= 0; i-- {
+		e := entries[i]
+		if !ownerActor(e.Actor) || e.Action == "refused" {
+			continue
+		}
+		return e.Action == "approved" && e.PayloadHash == p.PayloadHash, nil
+	}
+	return false, nil
 }
 
 // finish records the outcome of an execution: executing → executed | failed.

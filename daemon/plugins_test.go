@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"database/sql"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -412,4 +413,33 @@ func TestE2EAppMessagesDeliveredMarkedAndRateLimited(t *testing.T) {
 func sha(s string) string {
 	h := sha256.Sum256([]byte(s))
 	return hex.EncodeToString(h[:])
+}
+
+// TestE2EProposalApprovedBySQLIsNotExecuted: a proposal set to approved
+// straight in the database (what a process with access to omnibrain.db
+// could do) is not sent; it is marked failed and the owner is told in
+// Telegram.
+func TestE2EProposalApprovedBySQLIsNotExecuted(t *testing.T) {
+	e := newApprovalE2E(t)
+	p := e.propose("Please wire the money to the new account.")
+	m := e.shown(p)
+	db, err := sql.Open("sqlite3", e.cfg.Path(store.FileName)+"?_busy_timeout=5000")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec(`UPDATE proposals SET state = 'approved', decided_by = ? WHERE id = ?`, fmt.Sprintf("telegram:%d", tgOwner.ID), p.ID); err != nil {
+		t.Fatal(err)
+	}
+	e.app.Gate().Kick()
+	if told := e.sentText("you never approved this payload"); !strings.Contains(told.Text, p.ID) {
+		t.Errorf("the owner was told:\n%s", told.Text)
+	}
+	e.wait("the proposal message showing the refusal", func() bool {
+		cur, _ := e.tg.Message(tgOwner.ID, m.ID)
+		return cur.Keyboard == nil && strings.Contains(cur.Text, "Failed")
+	})
+	if got := e.proposal(p.ID); got.State != approval.StateFailed || e.sends() != 0 {
+		t.Fatalf("state %s, %d sends", got.State, e.sends())
+	}
 }
