@@ -53,6 +53,9 @@ func (a *App) openTelegram(ctx context.Context, b *api.Backends) error {
 	if a.proactive.engine != nil {
 		opts.Briefer = briefingReplies{e: a.proactive.engine, st: a.store}
 	}
+	if a.memory != nil {
+		opts.Memory = a.memory
+	}
 	bot, err := telegram.New(ctx, opts)
 	if err != nil {
 		return err

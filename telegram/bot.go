@@ -106,6 +106,7 @@ type Options struct {
 	Drafter Drafter  // optional: without it Redraft says it needs a model
 	Search  Searcher // optional
 	Briefer Briefer  // optional
+	Memory  Memory   // optional: /memory, and ✅ Keep / ❌ Drop on suggested facts (memory.go)
 	Health  *health.Registry
 	Log     *slog.Logger
 	Now     func() time.Time
@@ -247,6 +248,7 @@ var commands = []models.BotCommand{
 	{Command: "briefing", Description: "a briefing now (morning, evening, weekly)"},
 	{Command: "proposals", Description: "proposals waiting for you"},
 	{Command: "search", Description: "search your mail, calendar and GitHub"},
+	{Command: "memory", Description: "what I remember about you"},
 	{Command: "status", Description: "how omnibrain is doing"},
 	{Command: "settings", Description: "what is configured"},
 	{Command: "quiet", Description: "hold notifications (/quiet 2h, /quiet off)"},
@@ -425,6 +427,9 @@ func (b *Bot) Send(ctx context.Context, m notify.Queued) error {
 		html = esc(m.Text)
 		if m.Level == notify.Critical {
 			html = "🚨 " + html
+		}
+		if id, ok := suggestionID(m.Key); ok && b.o.Memory != nil {
+			kb = suggestionButtons(id)
 		}
 	}
 	ids, err := b.sendResuming(ctx, m.ID, html, kb, m.Level == notify.FYI || m.Level == notify.Silent)

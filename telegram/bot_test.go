@@ -16,6 +16,7 @@ import (
 	"github.com/omnibrain/omnibrain/health"
 	fakegh "github.com/omnibrain/omnibrain/internal/fakes/github"
 	faketg "github.com/omnibrain/omnibrain/internal/fakes/telegram"
+	"github.com/omnibrain/omnibrain/memory"
 	"github.com/omnibrain/omnibrain/notify"
 	"github.com/omnibrain/omnibrain/search"
 	"github.com/omnibrain/omnibrain/store"
@@ -59,6 +60,7 @@ type harness struct {
 	health *health.Registry
 	clock  *clock
 	home   string
+	memory *memory.Memory
 
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -74,6 +76,7 @@ type setup struct {
 	search    telegram.Searcher
 	briefer   telegram.Briefer
 	noRunning bool // do not start the loops
+	memory    bool // serve /memory from a memory over the store
 }
 
 func start(t testing.TB, s setup) *harness {
@@ -112,8 +115,16 @@ func start(t testing.TB, s setup) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
+	var mem telegram.Memory
+	if s.memory {
+		h.memory, err = memory.Open(ctx, memory.Options{DB: st.DB(), Home: s.home, Notifier: h.queue, Now: h.clock.Now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		mem = h.memory
+	}
 	h.bot, err = telegram.New(ctx, telegram.Options{
-		Token: token, APIURL: h.tg.URL(), OwnerID: s.ownerID, DB: st.DB(), Gate: h.gate, Queue: h.queue,
+		Token: token, APIURL: h.tg.URL(), OwnerID: s.ownerID, DB: st.DB(), Gate: h.gate, Queue: h.queue, Memory: mem,
 		Chat: s.chat, Drafter: s.drafter, Search: s.search, Briefer: s.briefer, Health: h.health, Now: h.clock.Now, Location: time.UTC,
 		Settings: "timezone UTC", PollTimeout: 2 * time.Second,
 	})
@@ -267,7 +278,7 @@ func TestProposalShownWholeWithButtons(t *testing.T) {
 	for _, c := range h.tg.Commands() {
 		cmds = append(cmds, c["command"])
 	}
-	if got := strings.Join(cmds, " "); got != "start help briefing proposals search status settings quiet" {
+	if got := strings.Join(cmds, " "); got != "start help briefing proposals search memory status settings quiet" {
 		t.Errorf("commands %s", got)
 	}
 }

@@ -16,6 +16,7 @@ const helpText = `I watch your mail, calendar and GitHub, and I never send anyth
 /proposals — proposals waiting for you, with their buttons
 /briefing [morning|evening|weekly] — a briefing now
 /search WORDS — search your data
+/memory — what I remember about you (forget with a button)
 /status — how omnibrain is doing
 /settings — what is configured
 /quiet [2h|off] — hold notifications (critical ones still come)
@@ -42,6 +43,8 @@ func (b *Bot) command(ctx context.Context, cmd, args string) {
 			return
 		}
 		b.replyHTML(ctx, b.searchHTML(ctx, args))
+	case "memory":
+		b.showMemory(ctx)
 	case "status":
 		b.replyHTML(ctx, b.statusHTML(ctx))
 	case "settings":

@@ -254,6 +254,10 @@ func (b *Bot) onCallback(ctx context.Context, q *models.CallbackQuery) {
 		b.answer(ctx, q.ID, "Not available.")
 		return
 	}
+	if strings.HasPrefix(q.Data, memPrefix) {
+		b.onMemoryCallback(ctx, q.ID, chatID, msgID, q.Data)
+		return
+	}
 	cb, err := ParseCallback(q.Data)
 	if err != nil {
 		b.log.Warn("telegram: unknown button data", "err", err)
