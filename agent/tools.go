@@ -27,6 +27,8 @@ type ItemReader interface {
 type ToolDeps struct {
 	Search Searcher   // nil: no search tool
 	Items  ItemReader // nil: no get_item, thread, calendar or reply/forward tools
+	// Context: nil means no get_items or past_replies.
+	Context ContextReader
 	// OwnerEmails are left out when a reply goes to all recipients.
 	OwnerEmails []string
 	Location    *time.Location
@@ -63,6 +65,9 @@ func StandardTools(d ToolDeps) (*Registry, error) {
 	if d.Items != nil {
 		errs = append(errs, add(getItemTool(d)), add(threadTool(d)), add(calendarTool(d)),
 			add(replyTool(d)), add(forwardTool(d)))
+	}
+	if d.Context != nil {
+		errs = append(errs, add(getItemsTool(d)), add(pastRepliesTool(d)))
 	}
 	errs = append(errs, add(sendEmailTool()), add(createEventTool(d)), add(updateEventTool(d)),
 		add(deleteEventTool()), add(respondEventTool()), add(githubCommentTool()))

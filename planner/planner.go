@@ -107,7 +107,7 @@ func (p *Plan) Render() string {
 			fmt.Fprintf(&b, "%d. %s\n", i+1, ph.Name)
 		}
 	}
-	if !p.Finished() {
+	if p.Current < len(p.Phases)-1 {
 		b.WriteString("When the active phase's goal is met, call finish_phase with a one-sentence reflection.\n")
 	}
 	return b.String()

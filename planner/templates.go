@@ -86,6 +86,41 @@ func Templates() []Template {
 	}
 }
 
+// JobTemplates are the plans of the background runs, chosen by the job's
+// kind, never by keywords. Their first phase is the context the run looks
+// up before the model is asked (it completes it), so the model starts at
+// the phase that needs it.
+func JobTemplates() []Template {
+	gather := func(goal string) Phase { return Phase{Name: "gather", Goal: goal} }
+	return []Template{
+		{Name: "draft_reply", Phases: []Phase{
+			gather("read the mail, its thread, the owner's past mail to the sender and the calendar around the times it names"),
+			{Name: "reply", Goal: "propose the reply for the owner's approval", Steps: []Step{
+				{Description: "write it in the mail's language, the way the owner writes to this person; never accept a time that conflicts with the calendar", ToolHints: []string{"propose_reply"}},
+			}},
+		}},
+		{Name: "meeting_brief", Phases: []Phase{
+			gather("read the meeting, recent mail and open threads with the attendees, the last meeting with them, related GitHub items"),
+			{Name: "brief", Goal: "write a short brief: purpose, open questions, what to bring; cite items as [n]"},
+		}},
+		{Name: "briefing_narrative", Phases: []Phase{
+			{Name: "narrate", Goal: "open the briefing with at most three sentences on what matters most"},
+		}},
+		{Name: "automation", Phases: []Phase{
+			gather("read the evidence of the pattern"),
+			{Name: "decide", Goal: "propose the standing rule if the evidence shows the pattern; otherwise say why not", Steps: []Step{
+				{Description: "explain the rule to the owner in the proposal's reason", ToolHints: []string{"propose_automation"}},
+			}},
+		}},
+		{Name: "issue_analysis", Phases: []Phase{
+			gather("read the issue or pull request and related items"),
+			{Name: "analyse", Goal: "write a short analysis citing items as [n]: what is asked, what blocks it, what the owner should do", Steps: []Step{
+				{Description: "only if the owner should answer on GitHub, propose a comment", ToolHints: []string{"propose_comment"}},
+			}},
+		}},
+	}
+}
+
 // generic is the fallback when no template fits the objective.
 func generic() Template {
 	return Template{
@@ -125,7 +160,7 @@ func FromTemplate(name, objective string) (*Plan, bool) {
 	if name == "generic" {
 		return fromTemplate(objective, generic()), true
 	}
-	for _, t := range Templates() {
+	for _, t := range append(Templates(), JobTemplates()...) {
 		if t.Name == name {
 			return fromTemplate(objective, t), true
 		}
