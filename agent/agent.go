@@ -166,6 +166,8 @@ type Task struct {
 	// FinishOn are tools whose proposal completes the job: the run ends
 	// when one succeeds, without another model turn.
 	FinishOn []string `json:"finish_on,omitempty"`
+	// MaxOutput bounds each model answer (tokens); 0: the provider's default.
+	MaxOutput int `json:"max_output,omitempty"`
 	// NoProfile leaves the owner's profile out of the prompt.
 	NoProfile bool `json:"no_profile,omitempty"`
 }
@@ -378,7 +380,7 @@ func (a *Agent) loop(parent context.Context, st *runState, emit func(Event)) (*A
 		st.Iteration++
 		msgs := append([]router.Message{{Role: router.RoleSystem, Content: a.systemPrompt(st)}}, st.Messages...)
 		msgs = win.fit(msgs, st.Pinned+1, &st.Summary)
-		req := router.Request{Task: st.Task.Route, Messages: msgs, Interactive: st.Task.Interactive}
+		req := router.Request{Task: st.Task.Route, Messages: msgs, Interactive: st.Task.Interactive, MaxTokens: st.Task.MaxOutput}
 		if !st.Task.NoTools {
 			req.Tools = tools.Specs()
 		}

@@ -66,11 +66,15 @@ func (r *Runs) Save(ctx context.Context, c *Checkpoint) error {
 	if len(c.Answer) > 0 {
 		answer = string(c.Answer)
 	}
-	_, err := r.db.ExecContext(ctx, `INSERT INTO agent_runs (id, session, route, objective, status, interactive, iteration, state, answer, created, updated, kind, subject, tokens)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+	attempts := c.Attempts
+	if c.Kind != "" {
+		attempts = max(attempts, 1) // a background run's first save is its first attempt
+	}
+	_, err := r.db.ExecContext(ctx, `INSERT INTO agent_runs (id, session, route, objective, status, interactive, iteration, state, answer, created, updated, kind, subject, tokens, attempts)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (id) DO UPDATE SET status = excluded.status, iteration = excluded.iteration,
 			state = excluded.state, answer = excluded.answer, updated = excluded.updated, tokens = excluded.tokens`,
-		c.ID, c.Session, c.Route, c.Objective, c.Status, c.Interactive, c.Iteration, string(c.State), answer, now, now, c.Kind, c.Subject, c.Tokens)
+		c.ID, c.Session, c.Route, c.Objective, c.Status, c.Interactive, c.Iteration, string(c.State), answer, now, now, c.Kind, c.Subject, c.Tokens, attempts)
 	if err != nil {
 		return fmt.Errorf("agent: save run %s: %w", c.ID, err)
 	}

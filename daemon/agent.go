@@ -4,14 +4,18 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/omnibrain/omnibrain/agent"
 	"github.com/omnibrain/omnibrain/api"
 	"github.com/omnibrain/omnibrain/approval"
+	"github.com/omnibrain/omnibrain/graph"
 	"github.com/omnibrain/omnibrain/health"
 	"github.com/omnibrain/omnibrain/internal/supervise"
+	"github.com/omnibrain/omnibrain/jobs"
 	"github.com/omnibrain/omnibrain/memory"
+	"github.com/omnibrain/omnibrain/proactive"
 	"github.com/omnibrain/omnibrain/router"
 	"github.com/omnibrain/omnibrain/search"
 	"github.com/omnibrain/omnibrain/store"
@@ -28,6 +32,9 @@ type agentParts struct {
 	profile *agent.ProfileBuilder
 	// runs are the agent's checkpoints.
 	runs *agent.Runs
+	// jobs does the proactive engine's model work as background runs;
+	// nil without a model (the templates do it).
+	jobs *jobs.Runner
 }
 
 // openAgent builds the agent's tools (the standard ones and the plugins'),
@@ -42,7 +49,7 @@ func (a *App) openAgent(ctx context.Context, b *api.Backends) error {
 		searcher = b.Search
 	}
 	tools, err := agent.StandardTools(agent.ToolDeps{
-		Search: searcher, Items: a.store, Location: loc, Now: a.store.Now, OwnerEmails: a.cfg.Owner.Emails,
+		Search: searcher, Items: a.store, Context: a.store, Location: loc, Now: a.store.Now, OwnerEmails: a.cfg.Owner.Emails,
 	})
 	if err != nil {
 		return fmt.Errorf("daemon: agent tools: %w", err)
@@ -63,10 +70,12 @@ func (a *App) openAgent(ctx context.Context, b *api.Backends) error {
 			iterations[router.Task(task)] = route.MaxIterations
 		}
 	}
+	chains := graph.NewChains(a.store)
+	toolbox := jobs.Toolbox{Store: a.store, Chains: chains, Automation: a.automationFor}
 	ag, err := agent.New(agent.Options{
 		Model: a.llm, Tools: tools, MoreTools: pluginMgr.Tools, Proposer: a.approval.gate, Checkpoints: runs,
 		Profile: profile, Memory: a.memory, Log: a.log.With("component", "agent"), Now: a.store.Now, Location: loc,
-		TaskIterations: iterations,
+		TaskIterations: iterations, JobTools: toolbox.For,
 		// A run long enough to outgrow the context keeps what its dropped
 		// turns found, at the cost of one short reflection call.
 		Summarize: true,
@@ -85,6 +94,15 @@ func (a *App) openAgent(ctx context.Context, b *api.Backends) error {
 		return fmt.Errorf("daemon: %w", err)
 	}
 	a.agent = agentParts{agent: ag, chat: chat, profile: profile, runs: runs}
+	if a.llm.Available() {
+		a.agent.jobs, err = jobs.New(jobs.Options{
+			Agent: ag, Runs: runs, Chains: chains, Store: a.store, Model: a.llm, OwnerName: a.cfg.Owner.Name,
+			Log: a.log.With("component", "jobs"), Health: a.health, HealthName: agentHealth,
+		})
+		if err != nil {
+			return fmt.Errorf("daemon: %w", err)
+		}
+	}
 	// "remember …" and "forget …" are answered by memory, with or without a model.
 	b.Chat = memory.NewChat(chat, a.memory, a.store)
 
@@ -99,15 +117,28 @@ func (a *App) openAgent(ctx context.Context, b *api.Backends) error {
 	return nil
 }
 
-// resumeRuns continues background runs a restart interrupted; chat runs
-// are abandoned (nobody waits for their answer any more). Then it waits
-// for shutdown, so resumed runs stop with the daemon and stay resumable.
+// resumeRuns continues background runs a restart interrupted (the jobs'
+// runs a few at a time, through the job runner); chat runs are abandoned
+// (nobody waits for their answer any more). Then it waits for shutdown,
+// so resumed runs stop with the daemon and stay resumable.
 func (a *App) resumeRuns(ctx context.Context) error {
 	runs, err := a.agent.runs.Unfinished(ctx)
 	if err != nil {
 		return err
 	}
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	if a.agent.jobs != nil {
+		wg.Go(func() {
+			if err := a.agent.jobs.ResumeInterrupted(ctx); err != nil {
+				a.log.Error("resuming background runs failed", "err", err)
+			}
+		})
+	}
 	for _, r := range runs {
+		if r.Kind != "" {
+			continue // the job runner's
+		}
 		if r.Interactive {
 			if err := a.agent.runs.SetStatus(ctx, r.ID, agent.RunAbandoned); err != nil {
 				return err
@@ -229,6 +260,22 @@ func profileEvent(it *store.Item) agent.ProfileEvent {
 	ev.AllDay, _ = it.Meta["all_day"].(bool)
 	ev.Location, _ = it.Meta["location"].(string)
 	return ev
+}
+
+// automationFor is the standing rule a stored pattern suggests (the
+// automation job's proposal tool).
+func (a *App) automationFor(ctx context.Context, kind, key string) (approval.Draft, bool, error) {
+	obs, err := a.store.Observations(ctx, time.Time{}, 10000)
+	if err != nil {
+		return approval.Draft{}, false, err
+	}
+	for _, ob := range obs {
+		if ob.Kind == kind && ob.Key == key {
+			d, ok := proactive.AutomationFor(ob)
+			return d, ok, nil
+		}
+	}
+	return approval.Draft{}, false, nil
 }
 
 // Agent is the agent, for the proactive engine's background runs

@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
+	"github.com/omnibrain/omnibrain/agent"
 	"github.com/omnibrain/omnibrain/api"
-	"github.com/omnibrain/omnibrain/drafting"
 	"github.com/omnibrain/omnibrain/executor"
+	"github.com/omnibrain/omnibrain/graph"
 	"github.com/omnibrain/omnibrain/internal/supervise"
 	"github.com/omnibrain/omnibrain/proactive"
 	"github.com/omnibrain/omnibrain/proactive/schedule"
@@ -47,7 +49,7 @@ func (a *App) openProactive(ctx context.Context, b *api.Backends) error {
 	p := &a.proactive
 	p.triage, err = triage.New(triage.Options{
 		Store: a.store, OwnerName: cfg.Owner.Name, Owner: cfg.Owner.Emails, VIPs: cfg.Owner.VIPs, Location: cfg.Location,
-		Model: model, Drafter: drafting.Drafter{Model: model, OwnerName: cfg.Owner.Name},
+		Model: model, Brain: a.triageBrain(),
 		Proposer: a.approval.gate, Notifier: a.approval.queue,
 		Log: log.With("part", "triage"), Health: a.health, Now: a.store.Now,
 	})
@@ -56,7 +58,7 @@ func (a *App) openProactive(ctx context.Context, b *api.Backends) error {
 	}
 	p.engine, err = proactive.New(proactive.Options{
 		Store: a.store, Owner: cfg.Owner, Location: cfg.Location, Schedule: cfg.Schedule,
-		Model: narrator, Gate: a.approval.gate, Notifier: a.approval.queue,
+		Model: narrator, Brain: a.engineBrain(), Gate: a.approval.gate, Notifier: a.approval.queue,
 		Log: log, Health: a.health, Now: a.store.Now,
 	})
 	if err != nil {
@@ -138,9 +140,59 @@ func (x explainer) Explain(ctx context.Context, id string) (*api.Explanation, er
 	if err != nil {
 		return nil, err
 	}
-	detail, err := json.Marshal(ex)
+	var runs []explainedRun
+	if ex.Item != nil {
+		cps, err := x.a.agent.runs.OfSubject(ctx, graph.ItemSubject(ex.Item.ID))
+		if err != nil {
+			return nil, err
+		}
+		for _, cp := range cps {
+			runs = append(runs, explainedRun{ID: cp.ID, Kind: cp.Kind, Status: cp.Status, Attempts: cp.Attempts, Tokens: cp.Tokens, Error: cp.LastError, Updated: cp.Updated})
+		}
+	}
+	detail, err := json.Marshal(struct {
+		*proactive.Explanation
+		Runs []explainedRun `json:"runs,omitempty"`
+	}{ex, runs})
 	if err != nil {
 		return nil, err
 	}
-	return &api.Explanation{ID: id, Text: proactive.FormatExplanation(ex, x.a.cfg.Location), Detail: detail}, nil
+	text := proactive.FormatExplanation(ex, x.a.cfg.Location)
+	if len(runs) > 0 {
+		text += "\n\nBackground runs:"
+		for _, r := range runs {
+			text += fmt.Sprintf("\n  %s: %s, %d attempt(s), %d tokens", r.Kind, r.Status, r.Attempts, r.Tokens)
+			if r.Error != "" && r.Status != agent.RunDone {
+				text += " — " + r.Error
+			}
+		}
+	}
+	return &api.Explanation{ID: id, Text: text, Detail: detail}, nil
+}
+
+// explainedRun is a background run about the item explained.
+type explainedRun struct {
+	ID       string    `json:"id"`
+	Kind     string    `json:"kind"`
+	Status   string    `json:"status"`
+	Attempts int       `json:"attempts"`
+	Tokens   int       `json:"tokens"`
+	Error    string    `json:"error,omitempty"`
+	Updated  time.Time `json:"updated"`
+}
+
+// triageBrain and engineBrain are the job runner as triage and the engine
+// use it; nil without a model, so that their templates do the work.
+func (a *App) triageBrain() triage.Brain {
+	if a.agent.jobs == nil {
+		return nil
+	}
+	return a.agent.jobs
+}
+
+func (a *App) engineBrain() proactive.Brain {
+	if a.agent.jobs == nil {
+		return nil
+	}
+	return a.agent.jobs
 }

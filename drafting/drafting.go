@@ -1,8 +1,9 @@
-// Package drafting writes the text the owner is about to send — a reply to
-// a mail, or a proposal's text rewritten on the owner's instructions — with
-// a model, under one system prompt. Only the text is written here:
-// recipients, threading, subjects and times are set by code and stay as the
-// owner sees them.
+// Package drafting holds the one drafting prompt for the text the owner is
+// about to send — a reply to a mail (written by a background run under
+// Rules) or a proposal's text rewritten on the owner's instructions
+// (Redraft) — and the language a mail is written in. Only the text is
+// written by a model: recipients, threading, subjects and times are set
+// by code and stay as the owner sees them.
 package drafting
 
 import (
@@ -13,7 +14,6 @@ import (
 	"strings"
 
 	"github.com/omnibrain/omnibrain/approval"
-	"github.com/omnibrain/omnibrain/internal/clip"
 	"github.com/omnibrain/omnibrain/internal/untrusted"
 	"github.com/omnibrain/omnibrain/router"
 )
@@ -23,61 +23,33 @@ type Model interface {
 	Chat(ctx context.Context, req router.Request) (*router.Response, error)
 }
 
-// Drafter writes drafts with a model (task draft). Without one its calls
-// fail with router.ErrNoModel, and callers fall back to their templates.
+// Drafter redrafts with a model (task draft). Without one its calls fail
+// with router.ErrNoModel.
 type Drafter struct {
 	Model     Model
 	OwnerName string
 }
 
-// systemPrompt is the one drafting prompt: for a first reply and for a
-// redraft alike. %s names the owner.
-const systemPrompt = `You draft text that %s will send: the body of an email, a GitHub comment or an event description. Answer with the text only: no subject line, no quoted earlier mail, no explanations, no quotation marks around it. Do not promise anything the owner has not said; where details are needed, say that the owner will follow up.
-` + untrusted.Rule
+// rules is the one drafting prompt: for a reply drafted by a background
+// run and for a redraft alike. %s names the owner.
+const rules = `You draft text that %s will send: the body of an email, a GitHub comment or an event description. Write the text only: no subject line, no quoted earlier mail, no explanations, no quotation marks around it. Do not promise anything the owner has not said; where details are needed, say that the owner will follow up.`
 
-// SystemPrompt is the drafting prompt for the owner named name ("" when
-// unknown), for callers that draft through other means (an agent run).
-func SystemPrompt(name string) string {
+// Rules is the drafting prompt for the owner named name ("" when
+// unknown), for a run whose own prompt already carries the rule about
+// delimited data.
+func Rules(name string) string {
 	who := "the owner"
 	if name != "" {
 		who = "the owner, " + name + ","
 	}
-	return fmt.Sprintf(systemPrompt, who)
+	return fmt.Sprintf(rules, who)
 }
 
-// Token bounds: a reply is short; a redraft may be a long mail, not a book.
-const (
-	maxReplyTokens   = 400
-	maxRedraftTokens = 1500
-	// maxMailBody bounds the incoming mail's text in the prompt.
-	maxMailBody = 2000
-)
+// SystemPrompt is the drafting prompt as a whole system prompt.
+func SystemPrompt(name string) string { return Rules(name) + "\n" + untrusted.Rule }
 
-// Mail is the incoming mail a reply answers.
-type Mail struct {
-	FromName, From, Subject, Body string
-}
-
-// Reply drafts the body of a short, polite reply to m; why says why the
-// owner should answer.
-func (d Drafter) Reply(ctx context.Context, m Mail, why string) (string, error) {
-	if d.Model == nil {
-		return "", router.ErrNoModel
-	}
-	resp, err := d.Model.Chat(ctx, router.Request{
-		Task: router.TaskDraft,
-		Messages: []router.Message{
-			{Role: router.RoleSystem, Content: SystemPrompt(d.OwnerName)},
-			{Role: router.RoleUser, Content: fmt.Sprintf("Write a short, polite reply to this email.\nWhy it needs an answer: %s\n\n%s", why,
-				untrusted.Wrap("email", fmt.Sprintf("From: %s <%s>\nSubject: %s\n\n%s", m.FromName, m.From, m.Subject, clip.Text(m.Body, maxMailBody))))},
-		},
-		MaxTokens: maxReplyTokens,
-	})
-	if err != nil {
-		return "", err
-	}
-	return strings.TrimSpace(resp.Content), nil
-}
+// maxRedraftTokens bounds a redraft: a long mail, not a book.
+const maxRedraftTokens = 1500
 
 // Redraft rewrites a proposal's free text following the owner's
 // instructions (💬 Redraft) and returns the payload with the new text.

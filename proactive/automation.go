@@ -7,11 +7,11 @@ import (
 	"github.com/omnibrain/omnibrain/store"
 )
 
-// automationFor is the standing rule a confirmed pattern suggests, if any:
+// AutomationFor is the standing rule a confirmed pattern suggests, if any:
 // muting a sender the owner always archives unanswered, promoting one the
 // owner always answers fast. The engine only proposes it; it takes effect
 // when the owner approves it.
-func automationFor(ob *store.Observation) (approval.Draft, bool) {
+func AutomationFor(ob *store.Observation) (approval.Draft, bool) {
 	var p approval.AutomationPayload
 	var title string
 	switch ob.Kind {

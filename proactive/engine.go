@@ -27,6 +27,18 @@ type Model interface {
 	Chat(ctx context.Context, req router.Request) (*router.Response, error)
 }
 
+// Brain does the engine's model work as background runs (jobs.Runner
+// provides it): a briefing's narrative, a meeting's brief with [n]
+// citations (and the ids it cites), and a standing rule proposed for a
+// new pattern after checking its evidence (its proposal id, "" when the
+// evidence did not hold). Its errors wrap router.ErrNoModel or
+// router.ErrBudgetExceeded when no model could take the work.
+type Brain interface {
+	Narrative(ctx context.Context, kind, day, text string) (string, error)
+	MeetingBrief(ctx context.Context, event *store.Item, attendees []string, related []int64) (string, []int64, error)
+	ProposeAutomation(ctx context.Context, ob *store.Observation) (string, error)
+}
+
 // Gate is the approval gate as the engine uses it: it proposes nudges and
 // lists proposals for the briefings and explanations.
 type Gate interface {
@@ -51,15 +63,17 @@ type FollowupOptions struct {
 	MaxAgeDays int
 }
 
-// Options are the engine's dependencies. Model, Gate and Notifier may be
-// nil: briefings are then templated only, nothing is proposed, and
-// nothing is pushed (briefings are still stored and served).
+// Options are the engine's dependencies. Model, Brain, Gate and Notifier
+// may be nil: briefings and preps are then templated only (Model alone
+// writes narratives in one call), nothing is proposed, and nothing is
+// pushed (briefings are still stored and served).
 type Options struct {
 	Store     *store.Store
 	Owner     config.Owner
 	Location  *time.Location
 	Schedule  config.Schedule
 	Model     Model
+	Brain     Brain
 	Gate      Gate
 	Notifier  Notifier
 	Followups FollowupOptions

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/omnibrain/omnibrain/approval"
+	"github.com/omnibrain/omnibrain/graph"
 	"github.com/omnibrain/omnibrain/store"
 )
 
@@ -22,6 +23,8 @@ type Explanation struct {
 	Notifications []ExplainedNotification `json:"notifications,omitempty"`
 	Followups     []*store.Followup       `json:"followups,omitempty"`
 	Preferences   []store.Preference      `json:"preferences,omitempty"`
+	// Chain is the item's reasoning chain as far as it went.
+	Chain []graph.Stage `json:"chain,omitempty"`
 }
 
 // ExplainedItem is the item an explanation is about.
@@ -106,6 +109,9 @@ func (e *Engine) Explain(ctx context.Context, id string) (*Explanation, error) {
 	case !errors.Is(err, store.ErrNotFound):
 		return nil, fmt.Errorf("explain: %w", err)
 	}
+	if x.Chain, err = graph.NewChains(e.o.Store).Of(ctx, graph.ItemSubject(it.ID)); err != nil {
+		return nil, fmt.Errorf("explain: %w", err)
+	}
 	ns, err := e.o.Store.NotificationsForItem(ctx, it.ID)
 	if err != nil {
 		return nil, fmt.Errorf("explain: %w", err)
@@ -149,6 +155,9 @@ func FormatExplanation(x *Explanation, loc *time.Location) string {
 		if it.DateUncertain != "" {
 			fmt.Fprintf(&b, "  ~ the date is a guess: %s\n", it.DateUncertain)
 		}
+	}
+	if len(x.Chain) > 0 {
+		fmt.Fprintf(&b, "\nReasoning chain: %s\n", graph.Render(x.Chain, loc))
 	}
 	if tr := x.Triage; tr != nil {
 		fmt.Fprintf(&b, "\nTriage: %s — %s, priority %d, notification level %s\n", tr.Decision, tr.Category, tr.Score, tr.Level)

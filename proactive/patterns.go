@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/omnibrain/omnibrain/approval"
+	"github.com/omnibrain/omnibrain/graph"
 	"github.com/omnibrain/omnibrain/notify"
 	"github.com/omnibrain/omnibrain/store"
 )
@@ -109,15 +110,30 @@ func (e *Engine) patterns(ctx context.Context) (*PatternResult, error) {
 		if ob.Suggestion != "" {
 			text += " — " + ob.Suggestion
 		}
+		subject := "pattern:" + ob.Kind + ":" + ob.Key
+		chains := graph.NewChains(e.o.Store)
+		for _, st := range []graph.Stage{
+			{Subject: subject, Chain: graph.Pattern, Name: graph.Observed, At: ob.FirstSeen, Detail: ob.Summary},
+			{Subject: subject, Chain: graph.Pattern, Name: graph.PatternConfirmed, Evidence: ob.Evidence, Detail: fmt.Sprintf("confidence %.0f%%", 100*ob.Confidence)},
+		} {
+			if err := chains.Advance(ctx, st); err != nil {
+				return nil, err
+			}
+		}
 		// A new pattern may suggest a standing rule: proposed once, when
-		// it is first confirmed, and in force only once approved.
-		if d, ok := automationFor(ob); ok && e.o.Gate != nil {
-			p, err := e.o.Gate.Propose(ctx, d)
-			if err != nil {
+		// it is first confirmed, and in force only once approved. With a
+		// Brain a run checks the evidence first and explains the rule.
+		if d, ok := AutomationFor(ob); ok && e.o.Gate != nil {
+			title, id, err := e.proposeRule(ctx, ob, d)
+			switch {
+			case err != nil:
 				e.o.Log.Error("could not propose a standing rule", "pattern", ob.Kind, "key", ob.Key, "err", err)
-			} else {
+			case id != "":
 				res.Proposed++
-				text += fmt.Sprintf("; proposed: %s (%s), for your approval", p.Title, p.ID)
+				text += fmt.Sprintf("; proposed: %s (%s), for your approval", title, id)
+				if err := chains.Advance(ctx, graph.Stage{Subject: subject, Chain: graph.Pattern, Name: graph.AutomationProposed, Detail: "proposal " + id}); err != nil {
+					return nil, err
+				}
 			}
 		}
 		if err := e.notify(ctx, notify.Message{Level: notify.FYI, Key: "pattern:" + ob.Kind + ":" + ob.Key, Text: text}); err != nil {
@@ -131,6 +147,28 @@ func (e *Engine) patterns(ctx context.Context) (*PatternResult, error) {
 		res.Learned++
 	}
 	return res, nil
+}
+
+// proposeRule proposes the rule a pattern suggests: through the Brain's
+// run when there is one (it may judge the evidence too weak: no id), the
+// template draft otherwise or when no model could take the run.
+func (e *Engine) proposeRule(ctx context.Context, ob *store.Observation, d approval.Draft) (title, id string, err error) {
+	if e.o.Brain != nil {
+		id, err := e.o.Brain.ProposeAutomation(ctx, ob)
+		if err == nil {
+			return d.Title, id, nil
+		}
+		if ctx.Err() != nil {
+			return "", "", err
+		}
+		e.o.Log.Warn("the automation run did not decide; proposing the rule as the template says", "pattern", ob.Kind, "err", err)
+		d.Reason = "Templated (" + strings.TrimPrefix(withoutModel(err), "no model summary, ") + "): " + d.Reason
+	}
+	p, err := e.o.Gate.Propose(ctx, d)
+	if err != nil {
+		return "", "", err
+	}
+	return p.Title, p.ID, nil
 }
 
 func lastIDs(ids []int64) []int64 {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/omnibrain/omnibrain/graph"
 	"github.com/omnibrain/omnibrain/notify"
 	"github.com/omnibrain/omnibrain/store"
 )
@@ -17,6 +18,7 @@ type prepContext struct {
 	Mail        []int64  `json:"mail"`
 	Threads     []string `json:"threads"`
 	LastMeeting int64    `json:"last_meeting,omitempty"`
+	Cited       []int64  `json:"cited,omitempty"` // what a model's brief cites
 }
 
 // MeetingPrep prepares the meetings that start within the lead time and
@@ -58,18 +60,28 @@ func (e *Engine) MeetingPrep(ctx context.Context) (int, error) {
 		if len(with) == 0 {
 			continue // a meeting with oneself needs no prep
 		}
-		text, pc, err := e.prep(ctx, it, ev, with, now)
+		text, err := e.storedPrep(ctx, it.ExternalID, ev.start)
 		if err != nil {
-			e.fail(err)
 			return n, err
 		}
-		raw, _ := json.Marshal(pc)
-		added, err := e.o.Store.InsertMeetingPrep(ctx, &store.MeetingPrep{EventID: it.ExternalID, Start: ev.start, ItemID: it.ID, Text: text, Context: raw})
-		if err != nil {
-			return n, fmt.Errorf("proactive: meeting prep: %w", err)
-		}
-		if added {
-			n++
+		if text == "" {
+			var pc prepContext
+			text, pc, err = e.prep(ctx, it, ev, with, now)
+			if err != nil {
+				e.fail(err)
+				return n, err
+			}
+			if e.o.Brain != nil {
+				text, pc = e.brief(ctx, it, with, text, pc)
+			}
+			raw, _ := json.Marshal(pc)
+			added, err := e.o.Store.InsertMeetingPrep(ctx, &store.MeetingPrep{EventID: it.ExternalID, Start: ev.start, ItemID: it.ID, Text: text, Context: raw})
+			if err != nil {
+				return n, fmt.Errorf("proactive: meeting prep: %w", err)
+			}
+			if added {
+				n++
+			}
 		}
 		// Queued on every run until the meeting starts, not only when the
 		// prep is stored: the daemon may have stopped in between. The key
@@ -79,6 +91,50 @@ func (e *Engine) MeetingPrep(ctx context.Context) (int, error) {
 		}
 	}
 	return n, nil
+}
+
+// storedPrep is the text of the prep made for the meeting at start, or "".
+func (e *Engine) storedPrep(ctx context.Context, eventID string, start time.Time) (string, error) {
+	ps, err := e.o.Store.MeetingPreps(ctx, start, start.Add(time.Millisecond))
+	if err != nil {
+		return "", fmt.Errorf("proactive: meeting prep: %w", err)
+	}
+	for _, p := range ps {
+		if p.EventID == eventID {
+			return p.Text, nil
+		}
+	}
+	return "", nil
+}
+
+// brief has the Brain write the prep from what the template gathered: the
+// template's first lines (what, when, with whom) and the model's brief
+// with its sources. If no model could write it, the template stands and
+// says so.
+func (e *Engine) brief(ctx context.Context, it *store.Item, with []attendee, template string, pc prepContext) (string, prepContext) {
+	subject := graph.ItemSubject(it.ID)
+	related := slices.Clone(pc.Mail)
+	if pc.LastMeeting != 0 {
+		related = append(related, pc.LastMeeting)
+	}
+	if err := graph.NewChains(e.o.Store).Advance(ctx, graph.Stage{Subject: subject, Chain: graph.Meeting, Name: graph.Upcoming, At: it.Time, Evidence: related}); err != nil {
+		e.o.Log.Warn("recording an upcoming meeting failed", "event", it.ExternalID, "err", err)
+	}
+	names := make([]string, len(with))
+	for i, a := range with {
+		names[i] = a.label()
+	}
+	text, cited, err := e.o.Brain.MeetingBrief(ctx, it, names, related)
+	if err != nil {
+		e.o.Log.Warn("meeting brief unavailable; sending the templated prep", "event", it.ExternalID, "err", err)
+		return template + "\n(Templated prep: " + strings.TrimPrefix(withoutModel(err), "no model summary, ") + ".)", pc
+	}
+	if err := graph.NewChains(e.o.Store).Advance(ctx, graph.Stage{Subject: subject, Chain: graph.Meeting, Name: graph.BriefReady, Evidence: cited, Detail: "written by a model"}); err != nil {
+		e.o.Log.Warn("recording a meeting brief failed", "event", it.ExternalID, "err", err)
+	}
+	pc.Cited = cited
+	head := firstLines(template, 2)
+	return head + "\n\n" + text, pc
 }
 
 func (e *Engine) prep(ctx context.Context, it *store.Item, ev event, with []attendee, now time.Time) (string, prepContext, error) {

@@ -44,8 +44,8 @@ func TestStoryMailToApprovedReply(t *testing.T) {
 	model := fakellm.NewOpenAI(t)
 	defer model.Close()
 	model.Respond(func(r fakellm.Request) fakellm.Turn {
-		if strings.HasPrefix(r.System, "You draft") {
-			return fakellm.Turn{Text: draft}
+		if strings.Contains(r.System, "Plan for: Draft the owner's reply") {
+			return fakellm.Turn{ToolCalls: []fakellm.ToolCall{{Name: "propose_reply", Arguments: fmt.Sprintf(`{"body":%q}`, draft)}}}
 		}
 		return fakellm.Turn{Text: "A quiet day."} // briefing narratives and the like
 	})
@@ -124,14 +124,18 @@ notifications:
 			t.Errorf("five-day-old mail was pushed: %q", m.Text)
 		}
 	}
-	// The model saw Alice's mail only as marked, untrusted data.
+	// The drafting run read Alice's mail with its thread, and the model
+	// saw it only as marked, untrusted data.
 	var drafted bool
 	for _, r := range model.Requests() {
-		if strings.HasPrefix(r.System, "You draft") {
+		if strings.Contains(r.System, "Plan for: Draft the owner's reply") {
 			drafted = true
-			last := r.Messages[len(r.Messages)-1].Content
-			if !strings.Contains(last, untrusted.Open) || !strings.Contains(last, "Legal needs it") {
-				t.Errorf("draft request without the delimited mail: %q", last)
+			shown := false
+			for _, m := range r.Messages {
+				shown = shown || m.Role == "tool" && strings.Contains(m.Content, untrusted.Open) && strings.Contains(m.Content, "Legal needs it")
+			}
+			if !shown {
+				t.Errorf("draft request without the delimited mail: %+v", r.Messages)
 			}
 		}
 	}

@@ -314,3 +314,80 @@ func addBusinessDays(t time.Time, n int) time.Time {
 	}
 	return t
 }
+
+// Mention is a day or time a mail names ("Thursday at 3pm", "Nov 29").
+type Mention struct {
+	Time   time.Time
+	Clock  bool   // a time of day was named, not only a day
+	Phrase string // the words it was read from
+}
+
+// maxMentions bounds the days a mail is checked against the calendar for.
+const maxMentions = 3
+
+// MentionedTimes returns the first days and times text names (at most
+// three, one per day, a named time of day winning over the day alone),
+// between the day before ref and 60 days after it, read in loc. Bare
+// three-letter weekdays ("sat", "sun") need a time after them: they are
+// also words. Durations ("in 2 hours") and deadline words (EOD) are not
+// mentions of a time to meet.
+func MentionedTimes(text string, ref time.Time, loc *time.Location) []Mention {
+	if loc == nil {
+		loc = time.UTC
+	}
+	ref = ref.In(loc)
+	if len(text) > 20000 {
+		text = text[:20000]
+	}
+	lo, hi := ref.AddDate(0, 0, -1), ref.AddDate(0, 0, 60)
+	var out []Mention
+	for i := 0; i < len(text) && len(out) < maxMentions*4; i++ {
+		if i > 0 && isWordByte(text[i-1]) || !isWordByte(text[i]) {
+			continue
+		}
+		s := text[i:min(len(text), i+60)]
+		if reWithin.MatchString(s) || bareDeadline.MatchString(s) {
+			continue
+		}
+		t, n := parseWhen(s, ref, loc)
+		if n == 0 || t.Before(lo) || t.After(hi) {
+			continue
+		}
+		phrase := strings.TrimSpace(s[:n])
+		_, _, hasDay := parseDay(s, ref, loc)
+		clock := !hasDay || len(phrase) > dayLen(s, ref, loc)
+		if !clock && len(phrase) <= 3 && reWeekday.MatchString(phrase) {
+			continue // "sat", "sun", "wed" alone
+		}
+		out = addMention(out, Mention{Time: t, Clock: clock, Phrase: phrase})
+		i += n - 1
+	}
+	if len(out) > maxMentions {
+		out = out[:maxMentions]
+	}
+	return out
+}
+
+// dayLen is how many bytes of s name the day alone.
+func dayLen(s string, ref time.Time, loc *time.Location) int {
+	_, n, _ := parseDay(s, ref, loc)
+	return len(strings.TrimSpace(s[:n]))
+}
+
+// addMention keeps one mention per day, the one with a time of day.
+func addMention(ms []Mention, m Mention) []Mention {
+	y, mo, d := m.Time.Date()
+	for i, x := range ms {
+		if xy, xm, xd := x.Time.Date(); xy == y && xm == mo && xd == d {
+			if m.Clock && !x.Clock {
+				ms[i] = m
+			}
+			return ms
+		}
+	}
+	return append(ms, m)
+}
+
+func isWordByte(b byte) bool {
+	return b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= '0' && b <= '9' || b >= 0x80
+}

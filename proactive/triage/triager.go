@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/omnibrain/omnibrain/approval"
-	"github.com/omnibrain/omnibrain/drafting"
+	"github.com/omnibrain/omnibrain/graph"
 	"github.com/omnibrain/omnibrain/health"
 	"github.com/omnibrain/omnibrain/notify"
 	"github.com/omnibrain/omnibrain/proactive/schedule"
@@ -34,10 +34,15 @@ const DefaultConsumer = "proactive.triage"
 // nobody, shown in the next briefing.
 const FactorImported = "imported"
 
-// Drafter writes the body of a reply to a mail; why says why triage
-// thinks the owner should answer. *drafting.Drafter provides it.
-type Drafter interface {
-	Reply(ctx context.Context, m drafting.Mail, why string) (string, error)
+// Brain does triage's model work as background runs (jobs.Runner
+// provides it): the reply to a mail that needs one, drafted with its
+// context and proposed (its proposal id is returned), and the analysis of
+// a GitHub item that waits for the owner (with the proposal id of a
+// comment, if it proposed one). Its errors wrap router.ErrNoModel or
+// router.ErrBudgetExceeded when no model could take the work.
+type Brain interface {
+	DraftReply(ctx context.Context, it *store.Item, why string, mentions []Mention) (string, error)
+	AnalyseIssue(ctx context.Context, it *store.Item, why string) (note, proposal string, err error)
 }
 
 // Proposer turns a draft into a proposal awaiting the owner's approval.
@@ -50,7 +55,7 @@ type Notifier interface {
 	Notify(ctx context.Context, m notify.Message) error
 }
 
-// Options are the triager's dependencies. Model, Drafter, Proposer and
+// Options are the triager's dependencies. Model, Brain, Proposer and
 // Notifier may be nil: triage then works on heuristics alone, proposes a
 // templated acknowledgement, proposes nothing, or tells nobody.
 type Options struct {
@@ -60,7 +65,7 @@ type Options struct {
 	VIPs      []string // addresses or "@domain"
 	Location  *time.Location
 	Model     Model
-	Drafter   Drafter
+	Brain     Brain
 	Proposer  Proposer
 	Notifier  Notifier
 	Log       *slog.Logger
@@ -280,7 +285,12 @@ func (t *Triager) handle(ctx context.Context, ev store.ItemEvent, owner []string
 		case age > t.o.StaleAfter:
 			tr.Factors = append(tr.Factors, store.Factor{Name: "stale", Detail: fmt.Sprintf("received %s before it was triaged (a backfill): decided, not announced", roundDuration(age))})
 		}
-		if err := t.o.Store.Tx(ctx, func(tx *store.Tx) error { return tx.SaveTriage(tr) }); err != nil {
+		if err := t.o.Store.Tx(ctx, func(tx *store.Tx) error {
+			if err := tx.SaveTriage(tr); err != nil {
+				return err
+			}
+			return recordDecision(tx, it, tr)
+		}); err != nil {
 			return fmt.Errorf("triage: %w", err)
 		}
 		st.Triaged++
@@ -295,6 +305,31 @@ func (t *Triager) handle(ctx context.Context, ev store.ItemEvent, owner []string
 		return err
 	}
 	return t.ack(ctx, ev.ID)
+}
+
+// recordDecision starts the item's lifecycle with the decision: a mail is
+// received and classified; a GitHub item waiting for the owner (a review
+// requested, an assignment) is reported.
+func recordDecision(tx *store.Tx, it *store.Item, tr *store.Triage) error {
+	subject := graph.ItemSubject(it.ID)
+	if it.Kind == "email" {
+		if err := graph.AdvanceTx(tx, graph.Stage{Subject: subject, Chain: graph.Mail, Name: graph.Received, At: it.Time, Detail: it.Source}); err != nil {
+			return err
+		}
+		return graph.AdvanceTx(tx, graph.Stage{Subject: subject, Chain: graph.Mail, Name: graph.Classified,
+			Detail: fmt.Sprintf("%s (%s, priority %d)", tr.Decision, tr.Category, tr.Score)})
+	}
+	if waitsForOwner(it) {
+		return graph.AdvanceTx(tx, graph.Stage{Subject: subject, Chain: graph.Issue, Name: graph.Reported, At: it.Time, Detail: metaString(it.Meta, "reason")})
+	}
+	return nil
+}
+
+// waitsForOwner reports a GitHub issue or pull request assigned to the
+// owner or asking for their review.
+func waitsForOwner(it *store.Item) bool {
+	r := metaString(it.Meta, "reason")
+	return it.Source == "github" && (r == "review_requested" || r == "assign")
 }
 
 // score decides one mail: heuristics, then the model for the middle band.
@@ -380,6 +415,23 @@ func (t *Triager) act(ctx context.Context, it *store.Item, tr *store.Triage, st 
 	if slices.ContainsFunc(tr.Factors, func(f store.Factor) bool { return f.Name == "stale" || f.Name == FactorImported }) {
 		return nil
 	}
+	if it.Kind == "email" && tr.Decision != string(Respond) {
+		if err := graph.NewChains(t.o.Store).Advance(ctx, graph.Stage{Subject: graph.ItemSubject(it.ID), Chain: graph.Mail, Name: graph.NoReplyNeeded, Detail: "triage: " + tr.Decision}); err != nil && !errors.Is(err, graph.ErrOutOfOrder) {
+			return fmt.Errorf("triage: %w", err)
+		}
+	}
+	var analysis string
+	if t.o.Brain != nil && waitsForOwner(it) {
+		note, _, err := t.o.Brain.AnalyseIssue(ctx, it, tr.Reason)
+		switch {
+		case ctx.Err() != nil:
+			return ctx.Err()
+		case err != nil:
+			t.o.Log.Warn("no analysis of the GitHub item", "item", it.ID, "err", err)
+		default:
+			analysis = note
+		}
+	}
 	if tr.Decision == string(Respond) && tr.ProposalID == "" && t.o.Proposer != nil && it.Kind == "email" {
 		answered, err := t.answeredSince(ctx, it)
 		if err != nil {
@@ -415,6 +467,9 @@ func (t *Triager) act(ctx context.Context, it *store.Item, tr *store.Triage, st 
 		Text:   notificationText(it, tr, t.o.Location),
 		ItemID: it.ID,
 	}
+	if analysis != "" {
+		msg.Text += "\n\nAnalysis: " + analysis
+	}
 	if err := t.o.Notifier.Notify(ctx, msg); err != nil {
 		return fmt.Errorf("triage: notify: %w", err)
 	}
@@ -444,21 +499,23 @@ func (t *Triager) proposeReply(ctx context.Context, it *store.Item, tr *store.Tr
 	if !tr.Deadline.IsZero() {
 		dl = &Deadline{Time: tr.Deadline}
 	}
-	reason := tr.Reason
-	body := ""
-	if t.o.Drafter != nil {
-		b, err := t.o.Drafter.Reply(ctx, drafting.Mail{FromName: m.FromName, From: m.From, Subject: m.Subject, Body: m.Body}, tr.Reason)
+	why := "no model draft"
+	if t.o.Brain != nil {
+		id, err := t.o.Brain.DraftReply(ctx, it, tr.Reason, MentionedTimes(m.Subject+"\n"+m.Body, it.Time, t.o.Location))
 		switch {
-		case err == nil && strings.TrimSpace(b) != "":
-			body = b
-		case err != nil && !errors.Is(err, router.ErrNoModel) && !errors.Is(err, router.ErrBudgetExceeded):
-			t.o.Log.Warn("drafter failed; proposing a templated acknowledgement", "item", it.ID, "err", err)
+		case err == nil:
+			if err := t.o.Store.SetTriageProposal(ctx, it.ID, id); err != nil {
+				return "", err
+			}
+			return id, nil
+		case ctx.Err() != nil:
+			return "", ctx.Err()
 		}
+		why = "no model draft: " + withoutModel(err)
+		t.o.Log.Warn("the drafting run did not propose a reply; proposing a templated acknowledgement", "item", it.ID, "err", err)
 	}
-	if body == "" {
-		body = TemplateReply(m, t.o.OwnerName, dl, t.o.Location)
-		reason = "Templated acknowledgement (no model draft): " + reason
-	}
+	body := TemplateReply(m, t.o.OwnerName, dl, t.o.Location)
+	reason := "Templated acknowledgement (" + why + "): " + tr.Reason
 	name := m.FromName
 	if name == "" {
 		name = m.From
@@ -475,6 +532,17 @@ func (t *Triager) proposeReply(ctx context.Context, it *store.Item, tr *store.Tr
 		return "", err
 	}
 	return p.ID, nil
+}
+
+// withoutModel says in a few words why the model's work was not done.
+func withoutModel(err error) string {
+	switch {
+	case errors.Is(err, router.ErrBudgetExceeded):
+		return "today's model budget is spent"
+	case errors.Is(err, router.ErrNoModel):
+		return "no model can take it"
+	}
+	return "the model's run failed (" + oneLine(err.Error(), 100) + ")"
 }
 
 // notificationText is what the owner reads: who, what, why.
