@@ -258,7 +258,8 @@ func (e *Engine) Refresh(ctx context.Context, kind string) (*store.Briefing, err
 		return nil, fmt.Errorf("proactive: briefing data: %w", err)
 	}
 	b := &store.Briefing{Kind: kind, Day: day, PeriodStart: data.PeriodStart, PeriodEnd: data.PeriodEnd, Data: raw,
-		Text: text, Narrative: e.narrative(ctx, kind, text), Manual: true}
+		// A refresh is written anew: its own run, not the day's first.
+		Text: text, Narrative: e.narrative(ctx, kind, day+"@"+now.UTC().Format(time.RFC3339), text), Manual: true}
 	if err := e.o.Store.ReplaceBriefing(ctx, b, data.FYIIDs...); err != nil {
 		return nil, fmt.Errorf("proactive: %w", err)
 	}
