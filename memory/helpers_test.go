@@ -12,7 +12,10 @@ import (
 	"github.com/omnibrain/omnibrain/health"
 	"github.com/omnibrain/omnibrain/notify"
 	"github.com/omnibrain/omnibrain/store"
+	"go.uber.org/goleak"
 )
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // clock is a settable test clock.
 type clock struct {
