@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/omnibrain/omnibrain/store"
 )
 
 // repo is the memory tables (store migration 0014) over the store's handle.
@@ -13,7 +15,7 @@ type repo struct{ db *sql.DB }
 
 const factColumns = `id, text, category, state, source, source_ref, source_text, pinned, created, updated, expires, COALESCE(superseded_by, 0), note`
 
-func scanFact(sc interface{ Scan(...any) error }) (*Fact, error) {
+func scanFact(sc store.Scanner) (*Fact, error) {
 	var f Fact
 	var cat, state string
 	var pinned int
@@ -44,33 +46,16 @@ func (r repo) facts(ctx context.Context, states ...State) ([]*Fact, error) {
 	q := `SELECT ` + factColumns + ` FROM memory_facts`
 	args := []any{}
 	if len(states) > 0 {
-		q += ` WHERE state IN (?` + repeat(",?", len(states)-1) + `)`
+		q += ` WHERE state IN (` + store.Placeholders(len(states)) + `)`
 		for _, s := range states {
 			args = append(args, string(s))
 		}
 	}
-	rows, err := r.db.QueryContext(ctx, q+` ORDER BY id`, args...)
+	out, err := store.Collect(ctx, r.db, scanFact, q+` ORDER BY id`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("memory: list facts: %w", err)
 	}
-	defer rows.Close()
-	var out []*Fact
-	for rows.Next() {
-		f, err := scanFact(rows)
-		if err != nil {
-			return nil, fmt.Errorf("memory: list facts: %w", err)
-		}
-		out = append(out, f)
-	}
-	return out, rows.Err()
-}
-
-func repeat(s string, n int) string {
-	out := ""
-	for range n {
-		out += s
-	}
-	return out
+	return out, nil
 }
 
 func (r repo) fact(ctx context.Context, id int64) (*Fact, error) {
@@ -160,20 +145,14 @@ func (r repo) addMessage(ctx context.Context, session, text string, now time.Tim
 }
 
 func (r repo) pendingMessages(ctx context.Context, limit int) ([]message, error) {
-	rows, err := r.db.QueryContext(ctx, `SELECT id, session, text FROM memory_messages WHERE extracted = 0 ORDER BY id LIMIT ?`, limit)
+	out, err := store.Collect(ctx, r.db, func(sc store.Scanner) (message, error) {
+		var m message
+		return m, sc.Scan(&m.ID, &m.Session, &m.Text)
+	}, `SELECT id, session, text FROM memory_messages WHERE extracted = 0 ORDER BY id LIMIT ?`, limit)
 	if err != nil {
 		return nil, fmt.Errorf("memory: messages: %w", err)
 	}
-	defer rows.Close()
-	var out []message
-	for rows.Next() {
-		var m message
-		if err := rows.Scan(&m.ID, &m.Session, &m.Text); err != nil {
-			return nil, err
-		}
-		out = append(out, m)
-	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // markExtracted marks messages up to id done; the texts are not kept
