@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/omnibrain/omnibrain/internal/passes"
 	"github.com/omnibrain/omnibrain/notify"
 	"github.com/omnibrain/omnibrain/store"
 )
@@ -107,7 +108,8 @@ type Gate struct {
 	timeout  time.Duration
 	settle   time.Duration
 
-	kick chan struct{}
+	kick   chan struct{}
+	passes passes.Tracker // the outbox's passes, for WaitPass
 
 	mu        sync.Mutex
 	listeners []func(*Proposal)

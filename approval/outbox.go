@@ -18,6 +18,15 @@ func (g *Gate) Kick() {
 	}
 }
 
+// WaitPass wakes the outbox and returns once it has run a whole pass that
+// began after the call: everything approved before it has been executed
+// (or has failed), and expiry and answered threads have been swept. It
+// is how a caller — a test above all — knows what the outbox did *not*
+// do. Without a running outbox it waits until ctx is done.
+func (g *Gate) WaitPass(ctx context.Context) error {
+	return g.passes.Wait(ctx, g.Kick)
+}
+
 // RunOutbox executes approved proposals until ctx is done. Each pass
 // first resolves proposals left in executing — by a crash, or by an
 // attempt whose outcome could not be known: the executor's Find looks for
@@ -28,6 +37,7 @@ func (g *Gate) RunOutbox(ctx context.Context) error {
 	t := time.NewTicker(g.interval)
 	defer t.Stop()
 	for {
+		g.passes.Begin()
 		// Nothing of this gate is executing between passes: whatever is in
 		// executing now is unresolved.
 		if ids, err := g.executingIDs(ctx); err != nil {
@@ -47,6 +57,7 @@ func (g *Gate) RunOutbox(ctx context.Context) error {
 		if _, err := g.SupersedeAnswered(ctx); err != nil && ctx.Err() == nil {
 			g.log.Error("superseding answered threads failed", "err", err)
 		}
+		g.passes.End()
 		select {
 		case <-ctx.Done():
 			return nil

@@ -273,8 +273,7 @@ func TestOutboxUnknownOutcomeIsLookedUpNotRetried(t *testing.T) {
 				}
 				time.Sleep(5 * time.Millisecond)
 			}
-			g.Kick() // a pass that cannot look it up leaves it alone
-			time.Sleep(50 * time.Millisecond)
+			waitPass(t, g) // a pass that cannot look it up leaves it alone
 			if got, _ := g.Get(ctx, p.ID); got.State != approval.StateExecuting {
 				t.Fatalf("after an unknown outcome: %s", got.State)
 			}
@@ -320,19 +319,24 @@ func restart(t *testing.T, e *env, r *remote, check func(*approval.Gate)) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	passed := make(chan struct{}, 16)
-	g.Subscribe(func(*approval.Proposal) { passed <- struct{}{} })
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error)
 	go func() { done <- g.RunOutbox(ctx) }()
-	// One pass: wait for a change or a moment of quiet.
-	select {
-	case <-passed:
-	case <-time.After(500 * time.Millisecond):
-	}
+	waitPass(t, g)
 	cancel()
 	<-done
 	check(g)
+}
+
+// waitPass returns once the running outbox has made a whole pass that
+// began after the call.
+func waitPass(t *testing.T, g *approval.Gate) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := g.WaitPass(ctx); err != nil {
+		t.Fatalf("the outbox made no pass: %v", err)
+	}
 }
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -443,8 +447,7 @@ func TestOutboxSettleCountsFromTheEndOfATimedOutAttempt(t *testing.T) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	g.Kick() // a pass right after the timeout
-	time.Sleep(300 * time.Millisecond)
+	waitPass(t, g) // a pass right after the timeout
 	cancel()
 	<-done
 	r.mu.Lock()

@@ -134,7 +134,9 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 	}
 	unreachable := retry.Policy{Initial: time.Second, Max: d.o.MaxBackoff}.Backoff()
 	for {
+		d.o.Queue.passes.Begin()
 		wait, err := d.Pass(ctx)
+		d.o.Queue.passes.End()
 		switch {
 		case ctx.Err() != nil:
 			return nil

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/omnibrain/omnibrain/internal/passes"
 	"github.com/omnibrain/omnibrain/store"
 )
 
@@ -15,9 +16,10 @@ import (
 // per Key) and wakes the dispatcher that delivers it. It is safe for
 // concurrent use.
 type Queue struct {
-	st   *store.Store
-	log  *slog.Logger
-	wake chan struct{}
+	st     *store.Store
+	log    *slog.Logger
+	wake   chan struct{}
+	passes passes.Tracker // the dispatcher's passes, for WaitPass
 }
 
 // NewQueue returns the queue kept in st.
@@ -65,6 +67,15 @@ func (q *Queue) Wake() {
 	case q.wake <- struct{}{}:
 	default:
 	}
+}
+
+// WaitPass wakes the dispatcher and returns once it has made a whole pass
+// that began after the call: everything due before it has been delivered,
+// held or deferred. It is how a caller — a test above all — knows what
+// was *not* delivered. Without a running dispatcher it waits until ctx is
+// done.
+func (q *Queue) WaitPass(ctx context.Context) error {
+	return q.passes.Wait(ctx, q.Wake)
 }
 
 // Queued is a notification waiting for delivery.

@@ -308,6 +308,42 @@ func TestRunWakesOnNotify(t *testing.T) {
 	}
 }
 
+// WaitPass returns after a whole dispatcher pass begun after the call:
+// what was due is delivered by then, and what is held is not.
+func TestWaitPassSeesEverythingDueDelivered(t *testing.T) {
+	c := &clock{t: time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)}
+	st := open(t, c)
+	q := notify.NewQueue(st, nil)
+	s := &sender{}
+	d, _ := notify.NewDispatcher(notify.DispatcherOptions{Queue: q, Store: st, Sender: s, Now: c.Now})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- d.Run(ctx) }()
+	wctx, wcancel := context.WithTimeout(ctx, 30*time.Second)
+	defer wcancel()
+	for i := range 3 {
+		q.Notify(ctx, notify.Message{Level: notify.FYI, Text: fmt.Sprint("due ", i)})
+		q.Notify(ctx, notify.Message{Level: notify.Silent, Text: fmt.Sprint("held ", i)})
+		if err := q.WaitPass(wctx); err != nil {
+			t.Fatal(err)
+		}
+		s.mu.Lock()
+		n := len(s.got)
+		s.mu.Unlock()
+		if n != i+1 {
+			t.Fatalf("after pass %d: %d delivered, want %d", i, n, i+1)
+		}
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	// Without a running dispatcher WaitPass waits for its context.
+	if err := q.WaitPass(ctx); !errors.Is(err, context.Canceled) {
+		t.Errorf("WaitPass without a dispatcher = %v", err)
+	}
+}
+
 // answeringPolicy stands in for the owner's /briefing answering with a
 // briefing the queue also holds: between the dispatcher reading its due
 // list and sending, the notification is marked delivered another way.
