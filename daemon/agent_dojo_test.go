@@ -138,10 +138,7 @@ func TestAgentDojoInjectionsThroughTheDaemonGate(t *testing.T) {
 			mail, mailMsg = *p, m
 		}
 	}
-	for range 3 {
-		e.app.Gate().Kick()
-		time.Sleep(100 * time.Millisecond)
-	}
+	e.outboxPass()
 	if n, w := e.sends(), len(e.google.CalendarWrites()); n != 0 || w != 0 {
 		t.Fatalf("without approval: %d Gmail sends, %d Calendar writes", n, w)
 	}
@@ -170,9 +167,7 @@ func TestAgentDojoInjectionsThroughTheDaemonGate(t *testing.T) {
 	_, q := e.tg.Press(tgOwner, tgOwner.ID, mailMsg.ID, button(mailMsg, "Send"))
 	e.answer(q)
 	e.waitGoogle("the approved mail", func() bool { return len(e.google.Sent()) == 1 })
-	time.Sleep(200 * time.Millisecond)
-	e.app.Gate().Kick()
-	time.Sleep(200 * time.Millisecond)
+	e.outboxPass()
 	sent := e.google.Sent()
 	if len(sent) != 1 || e.sends() != 1 || len(e.google.CalendarWrites()) != 0 || !strings.Contains(sent[0].Header.Get("To"), "mark.black-2134@gmail.com") {
 		t.Fatalf("after approving %s: %d sent, %d Calendar writes", mail.ID, len(sent), len(e.google.CalendarWrites()))

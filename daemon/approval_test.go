@@ -128,6 +128,28 @@ func (e *approvalE2E) wait(what string, cond func() bool) {
 	}
 }
 
+// outboxPass returns once the outbox has made a whole pass that began
+// after the call: whatever it would still send has been sent by then.
+func (e *approvalE2E) outboxPass() {
+	e.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := e.app.Gate().WaitPass(ctx); err != nil {
+		e.t.Fatalf("the outbox made no pass: %v", err)
+	}
+}
+
+// dispatcherPass returns once the notification dispatcher has made a
+// whole pass that began after the call.
+func (e *approvalE2E) dispatcherPass() {
+	e.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := e.app.Notifier().WaitPass(ctx); err != nil {
+		e.t.Fatalf("the notification dispatcher made no pass: %v", err)
+	}
+}
+
 // waitGoogle polls the Gmail fake, which has no change signal.
 func (e *approvalE2E) waitGoogle(what string, cond func() bool) {
 	e.t.Helper()
@@ -250,9 +272,7 @@ func TestE2EOwnerPressSendsExactlyTheApprovedMailOnce(t *testing.T) {
 		cur, _ := e.tg.Message(tgOwner.ID, m.ID)
 		return cur.Keyboard == nil && strings.Contains(cur.Text, "Sent")
 	})
-	time.Sleep(200 * time.Millisecond)
-	e.app.Gate().Kick()
-	time.Sleep(200 * time.Millisecond)
+	e.outboxPass()
 	if n := e.sends(); n != 1 {
 		t.Fatalf("%d messages.send requests, want exactly 1", n)
 	}
@@ -319,7 +339,7 @@ func TestE2EEditNeverSendsTheOldPayload(t *testing.T) {
 	if got := e.answer(q2); !strings.Contains(got, "superseded") {
 		t.Errorf("old Send answered %q", got)
 	}
-	time.Sleep(100 * time.Millisecond)
+	e.outboxPass()
 	if e.sends() != 0 {
 		t.Fatal("something was sent before the new draft was approved")
 	}
@@ -329,7 +349,7 @@ func TestE2EEditNeverSendsTheOldPayload(t *testing.T) {
 	if got := bodyOf(t, e.google.Sent()[0].Raw); got != "the corrected draft" {
 		t.Errorf("sent %q", got)
 	}
-	time.Sleep(200 * time.Millisecond)
+	e.outboxPass()
 	if n := e.sends(); n != 1 {
 		t.Errorf("%d sends", n)
 	}
@@ -362,7 +382,7 @@ func TestE2EKilledWhileExecutingStillSendsOnce(t *testing.T) {
 	}
 	e.start()
 	e.waitGoogle("the restart to resolve it", func() bool { return e.proposal(p.ID).State == approval.StateExecuted })
-	time.Sleep(200 * time.Millisecond)
+	e.outboxPass()
 	if n := len(e.google.Sent()); n != 1 || e.sends() != 1 {
 		t.Errorf("%d mails in Gmail, %d send requests; want 1 and 1", n, e.sends())
 	}
@@ -396,10 +416,7 @@ func TestE2EGmail500FailsIsReportedAndNotRetried(t *testing.T) {
 		cur, _ := e.tg.Message(tgOwner.ID, m.ID)
 		return cur.Keyboard == nil && strings.Contains(cur.Text, "Failed")
 	})
-	for i := 0; i < 3; i++ {
-		e.app.Gate().Kick()
-		time.Sleep(100 * time.Millisecond)
-	}
+	e.outboxPass()
 	if n := e.sends(); n != 1 || len(e.google.Sent()) != 0 {
 		t.Errorf("%d send requests (want 1, not retried), %d mails sent", n, len(e.google.Sent()))
 	}
@@ -542,7 +559,7 @@ func TestE2ERedraftWithModel(t *testing.T) {
 	if sent.Header.Get("In-Reply-To") != "<q3-question@example.org>" || sent.Header.Get("Subject") != "Re: Q3 numbers" {
 		t.Errorf("the redraft lost its headers: %v", sent.Header)
 	}
-	time.Sleep(200 * time.Millisecond)
+	e.outboxPass()
 	if n := e.sends(); n != 1 {
 		t.Errorf("%d sends", n)
 	}
@@ -584,9 +601,7 @@ func TestE2EBriefingCommandAnswersOnce(t *testing.T) {
 	e := newApprovalE2E(t)
 	e.tg.SendText(tgOwner, "/briefing evening")
 	e.wait("the briefing", func() bool { return e.sentTo("Evening summary") == 1 || e.sentTo("was just sent to you above") == 1 })
-	time.Sleep(300 * time.Millisecond)
-	e.app.Notifier().Wake()
-	time.Sleep(300 * time.Millisecond)
+	e.dispatcherPass()
 	if n := e.sentTo("Evening summary"); n != 1 {
 		t.Errorf("the evening briefing reached the owner %d times, want 1", n)
 	}
@@ -628,7 +643,7 @@ func TestE2EOwnerAnsweredInGmailSupersedes(t *testing.T) {
 	if got := e.answer(q); !strings.Contains(got, "superseded") {
 		t.Errorf("late press answered %q", got)
 	}
-	time.Sleep(200 * time.Millisecond)
+	e.outboxPass()
 	if n := e.sends(); n != 0 {
 		t.Errorf("%d sends after the owner answered in Gmail", n)
 	}
@@ -649,8 +664,7 @@ func TestE2ELostAnswerAndFailedLookupResolvesToOneSend(t *testing.T) {
 		audit, _ := e.app.Gate().Audit(context.Background(), p.ID, 0)
 		return len(audit) > 0 && audit[len(audit)-1].Action == "outcome-unknown"
 	})
-	e.app.Gate().Kick() // a pass that still cannot look it up leaves it alone
-	time.Sleep(300 * time.Millisecond)
+	e.outboxPass() // a pass that still cannot look it up leaves it alone
 	if st := e.proposal(p.ID).State; st != approval.StateExecuting {
 		t.Fatalf("state %s, want executing until the lookup works", st)
 	}
