@@ -22,6 +22,7 @@ import (
 
 	"github.com/omnibrain/omnibrain/approval"
 	"github.com/omnibrain/omnibrain/health"
+	"github.com/omnibrain/omnibrain/internal/passes"
 	"github.com/omnibrain/omnibrain/internal/retry"
 	"github.com/omnibrain/omnibrain/internal/wait"
 	"github.com/omnibrain/omnibrain/notify"
@@ -138,6 +139,7 @@ type Bot struct {
 	refreshMu  sync.Mutex
 	refreshIDs map[string]bool
 	refreshSig chan struct{}
+	refreshes  passes.Tracker // the refresher's passes, for tests
 
 	partsMu   sync.Mutex
 	partsSent map[int64]int // notification id -> parts already sent (a retry resumes)

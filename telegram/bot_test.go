@@ -171,6 +171,51 @@ func (h *harness) wait(what string, cond func() bool) {
 	}
 }
 
+// stored waits for a state in the store, which the fake Telegram's
+// changes (what h.wait watches) need not follow.
+func (h *harness) stored(what string, cond func() bool) {
+	h.t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			h.t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// handled waits until the bot has handled the update with that id: it
+// records the last one handled in the store, after handling it.
+func (h *harness) handled(id int64) {
+	h.t.Helper()
+	h.stored(fmt.Sprintf("update %d handled", id), func() bool {
+		last, _, err := telegram.StateOf(h.st.DB(), h.clock.Now).LastUpdate(context.Background())
+		return err == nil && last >= id
+	})
+}
+
+// outboxPass returns once the outbox has made a whole pass begun after
+// the call: whatever it would execute has been executed by then.
+func (h *harness) outboxPass() {
+	h.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := h.gate.WaitPass(ctx); err != nil {
+		h.t.Fatalf("the outbox made no pass: %v", err)
+	}
+}
+
+// dispatcherPass returns once the notification dispatcher has made a
+// whole pass begun after the call.
+func (h *harness) dispatcherPass() {
+	h.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := h.queue.WaitPass(ctx); err != nil {
+		h.t.Fatalf("the notification dispatcher made no pass: %v", err)
+	}
+}
+
 func (h *harness) propose(body string) *approval.Proposal {
 	h.t.Helper()
 	p, err := h.gate.Propose(context.Background(), approval.Draft{Kind: approval.KindGitHubComment, Origin: "agent", Reason: "alice asked",
@@ -304,7 +349,7 @@ func TestOwnerPressSendExecutesOnceAndEditsMessage(t *testing.T) {
 	if got := h.answered(qid2); !strings.Contains(got, "already executed") {
 		t.Errorf("second press answered %q", got)
 	}
-	time.Sleep(50 * time.Millisecond)
+	h.outboxPass()
 	if n := len(h.gh.Created()); n != 1 {
 		t.Errorf("%d comments after a double press", n)
 	}
@@ -327,12 +372,16 @@ func TestStrangerGetsNothing(t *testing.T) {
 	h.tg.SendText(stranger, "what is in the owner's mail?")
 	h.tg.SendText(stranger, "/start abcdefghij")
 	// The owner, writing from a group, is not in their private chat either.
-	h.tg.SendGroupText(owner, -5000, "/status")
+	last := h.tg.SendGroupText(owner, -5000, "/status")
 	if got := h.answered(q1); got != "Not available." {
 		t.Errorf("stranger answered %q", got)
 	}
-	h.wait("every update processed", func() bool { return h.tg.PendingUpdates() == 0 && len(h.tg.Unanswered()) == 0 })
-	time.Sleep(100 * time.Millisecond)
+	h.handled(last)
+	h.outboxPass()
+	h.dispatcherPass()
+	if n := len(h.tg.Unanswered()); n != 0 {
+		t.Errorf("%d callback queries unanswered", n)
+	}
 	if got := h.state(p.ID); got != approval.StatePending {
 		t.Errorf("state after stranger's press: %s", got)
 	}
@@ -442,7 +491,7 @@ func TestEditMakesANewProposalAndTheOldOneCanNeverBeSent(t *testing.T) {
 	if got := h.answered(q2); !strings.Contains(got, "already superseded") {
 		t.Errorf("old send answered %q", got)
 	}
-	time.Sleep(50 * time.Millisecond)
+	h.outboxPass()
 	if len(h.gh.Created()) != 0 {
 		t.Fatal("the old draft was sent")
 	}
@@ -606,9 +655,9 @@ func TestUpdateIDsReseededAfterAQuietWeek(t *testing.T) {
 
 	tg.Redeliver(8)
 	h2 := start(t, setup{ownerID: owner.ID, home: home, tg: tg, gh: h.gh})
-	tg.SendText(owner, "/status")
+	last := tg.SendText(owner, "/status")
 	h2.wait("the status after a restart", func() bool { return statusReplies() == 4 })
-	time.Sleep(200 * time.Millisecond)
+	h2.handled(last) // updates are handled in order: the redelivered one first
 	if n := statusReplies(); n != 4 {
 		t.Errorf("%d status replies, want 4: the redelivered update was handled again", n)
 	}
@@ -637,9 +686,7 @@ func TestPairing(t *testing.T) {
 		}
 	}
 	// The code works once.
-	h.tg.SendText(stranger, "/start "+code)
-	time.Sleep(100 * time.Millisecond)
-	h.wait("all updates handled", func() bool { return h.tg.PendingUpdates() == 0 })
+	h.handled(h.tg.SendText(stranger, "/start "+code))
 	if h.bot.Owner() != owner.ID {
 		t.Fatal("a used code paired someone else")
 	}
@@ -782,7 +829,11 @@ func TestNotificationsWaitWhileTelegramIsDownAndArriveOnce(t *testing.T) {
 	}
 	h.tg.SetDown(false)
 	h.wait("all delivered", func() bool { return len(h.tg.SentTo(owner.ID)) >= 20 })
-	time.Sleep(100 * time.Millisecond)
+	h.stored("all recorded as delivered", func() bool {
+		ns, _ := h.st.Notifications(ctx, store.NotificationDelivered, 50)
+		return len(ns) >= 20
+	})
+	h.dispatcherPass()
 	var got []string
 	for _, m := range h.tg.SentTo(owner.ID) {
 		got = append(got, m.Text)
@@ -908,7 +959,7 @@ func TestQuietHoldsNotificationsUntilOff(t *testing.T) {
 	}
 	// The dispatcher records the delivery after Telegram answered: wait
 	// for that, not for the message alone.
-	h.wait("the held notification recorded as delivered", func() bool {
+	h.stored("the held notification recorded as delivered", func() bool {
 		n, _ := h.st.NotificationByKey(ctx, "imp")
 		return n != nil && n.State == store.NotificationDelivered
 	})
@@ -975,7 +1026,12 @@ func TestDecidedWhileItsMessageIsSent(t *testing.T) {
 		if _, err := h.gate.Reject(ctx, ps[0].ID, approval.APIOwner()); err != nil {
 			t.Error(err)
 		}
-		time.Sleep(300 * time.Millisecond) // the refresher runs, with no message recorded yet
+		// The refresher runs now, with no message recorded yet.
+		wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		if err := h.bot.WaitRefresh(wctx); err != nil {
+			t.Errorf("the refresher made no pass: %v", err)
+		}
 	})
 	p := h.propose("decided on the way")
 	m := h.shown(p)

@@ -20,3 +20,14 @@ func (t TestState) Awaiting(ctx context.Context) (string, error) { return t.s.aw
 func (t TestState) UsePairingCode(ctx context.Context, code string, owner int64) (bool, error) {
 	return t.s.usePairingCode(ctx, hashCode(code), owner)
 }
+
+// WaitRefresh wakes the refresher (which edits decided proposals'
+// messages) and returns once it has made a whole pass begun after the call.
+func (b *Bot) WaitRefresh(ctx context.Context) error {
+	return b.refreshes.Wait(ctx, func() {
+		select {
+		case b.refreshSig <- struct{}{}:
+		default:
+		}
+	})
+}

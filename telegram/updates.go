@@ -400,6 +400,7 @@ func (b *Bot) refresher(ctx context.Context) {
 			return
 		case <-b.refreshSig:
 		}
+		b.refreshes.Begin()
 		b.refreshMu.Lock()
 		ids := b.refreshIDs
 		b.refreshIDs = map[string]bool{}
@@ -420,6 +421,7 @@ func (b *Bot) refresher(ctx context.Context) {
 				}
 			}
 		}
+		b.refreshes.End()
 		// Do not spin on a failing edit: the next change brings us back.
 		select {
 		case <-ctx.Done():
