@@ -28,6 +28,9 @@ type Status struct {
 	TotalItems int64               `json:"total_items"`
 	DiskBytes  int64               `json:"disk_bytes"`
 	Configured map[string]bool     `json:"configured"`
+	// NotificationsWaiting is how many notifications wait for delivery
+	// (all of them while no Telegram bot is set up).
+	NotificationsWaiting int64 `json:"notifications_waiting"`
 }
 
 func (s *Server) handleStatus(w http.ResponseWriter, r *http.Request) {

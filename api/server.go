@@ -45,6 +45,8 @@ type Backends struct {
 	// Briefings and Explain: api/briefing.go (the proactive engine).
 	Briefings Briefer
 	Explain   Explainer
+	// Notifications: api/notifications.go (the queue).
+	Notifications Notifier
 	// Memory: api/memory.go.
 	Memory Memory
 	// Plugins: api/plugins.go.
@@ -76,6 +78,8 @@ func NewServer(log *slog.Logger, token string, b Backends) *Server {
 	s.mux.HandleFunc("POST /api/v1/briefings/{kind}", s.handleBriefing)
 	s.mux.HandleFunc("GET /api/v1/briefings", s.handleBriefings)
 	s.mux.HandleFunc("GET /api/v1/explain", s.handleExplain)
+	s.mux.HandleFunc("GET /api/v1/notifications", s.handleNotifications)
+	s.mux.HandleFunc("POST /api/v1/notifications/clear", s.handleClearNotifications)
 	s.mux.HandleFunc("GET /api/v1/memory", s.handleMemoryList)
 	s.mux.HandleFunc("POST /api/v1/memory", s.handleMemoryAdd)
 	s.mux.HandleFunc("DELETE /api/v1/memory/{id}", s.handleMemoryForget)

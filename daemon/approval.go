@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/omnibrain/omnibrain/api"
 	"github.com/omnibrain/omnibrain/approval"
 	"github.com/omnibrain/omnibrain/executor"
 	"github.com/omnibrain/omnibrain/internal/supervise"
@@ -93,4 +94,25 @@ func (b proposalsBackend) Approve(ctx context.Context, id, hash string, by appro
 		return nil, err
 	}
 	return b.Gate.Get(ctx, id)
+}
+
+// waitingNotifications serves `omnibrain notifications` from the queue.
+type waitingNotifications struct{ q *notify.Queue }
+
+func (w waitingNotifications) Waiting(ctx context.Context, limit int) ([]api.Notification, error) {
+	ms, err := w.q.Waiting(ctx, limit)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]api.Notification, 0, len(ms))
+	for _, m := range ms {
+		out = append(out, api.Notification{ID: m.ID, Level: string(m.Level), Text: m.Text, ProposalID: m.ProposalID,
+			ItemID: m.ItemID, Created: m.Created, NotBefore: m.NotBefore})
+	}
+	return out, nil
+}
+
+func (w waitingNotifications) Clear(ctx context.Context, ids []int64) (int, error) {
+	n, err := w.q.Clear(ctx, ids)
+	return int(n), err
 }

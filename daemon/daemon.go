@@ -120,6 +120,7 @@ func Open(ctx context.Context, cfg *config.Config, opts Options) (*App, error) {
 		return nil, err
 	}
 	backends.Proposals = a.proposals()
+	backends.Notifications = waitingNotifications{q: a.approval.queue}
 	if err := a.openProactive(ctx, &backends); err != nil {
 		st.Close()
 		return nil, err
@@ -217,6 +218,11 @@ func (a *App) status(ctx context.Context) (*api.Status, error) {
 			"llm":      a.llm.Available(), // a local Ollama found at start counts
 		},
 	}
+	notes, err := a.approval.queue.Counts(ctx)
+	if err != nil {
+		return nil, err
+	}
+	st.NotificationsWaiting = notes[store.NotificationQueued] + notes[store.NotificationSending]
 	if a.daemon {
 		st.PID = os.Getpid()
 		st.StartedAt = a.started

@@ -57,8 +57,43 @@ func (q *Queue) Notify(ctx context.Context, m Message) error {
 		q.log.Debug("notification already queued once; dropped", "key", m.Key)
 		return nil
 	}
+	// With no channel (no Telegram yet) or one down for long, the queue
+	// must not grow without end: the oldest give way, and say so.
+	dropped, err := q.st.CapWaitingNotifications(ctx, MaxWaiting, fmt.Sprintf("more than %d notifications waited: the oldest were dropped", MaxWaiting))
+	if err != nil {
+		q.log.Warn("could not cap the notification queue", "err", err)
+	} else if dropped > 0 {
+		q.log.Warn("notification queue full: the oldest waiting notifications were dropped (omnibrain notifications reads what waits)", "dropped", dropped, "max", MaxWaiting)
+	}
 	q.Wake()
 	return nil
+}
+
+// MaxWaiting is how many notifications may wait for delivery; past it the
+// oldest are dropped (critical ones last), each marked with the reason.
+const MaxWaiting = 200
+
+// Waiting returns the notifications waiting for delivery, oldest first.
+func (q *Queue) Waiting(ctx context.Context, limit int) ([]Queued, error) {
+	rows, err := q.st.Notifications(ctx, store.NotificationQueued, limit)
+	if err != nil {
+		return nil, fmt.Errorf("notify: %w", err)
+	}
+	out := make([]Queued, 0, len(rows))
+	for i := len(rows) - 1; i >= 0; i-- {
+		out = append(out, fromRow(rows[i]))
+	}
+	return out, nil
+}
+
+// Clear marks waiting notifications read by the owner (every one when ids
+// is empty), so they are not delivered any more, and returns how many.
+func (q *Queue) Clear(ctx context.Context, ids []int64) (int64, error) {
+	n, err := q.st.MarkNotificationsRead(ctx, ids)
+	if err != nil {
+		return 0, fmt.Errorf("notify: %w", err)
+	}
+	return n, nil
 }
 
 // Wake tells the dispatcher to look at the queue now.
@@ -82,13 +117,14 @@ func (q *Queue) WaitPass(ctx context.Context) error {
 type Queued struct {
 	ID int64
 	Message
-	Created  time.Time
-	Attempts int
+	Created   time.Time
+	NotBefore time.Time // deferred until then (quiet hours, a rate limit); zero if due
+	Attempts  int
 }
 
 func fromRow(n *store.Notification) Queued {
 	return Queued{ID: n.ID, Message: Message{Level: Level(n.Level), Key: n.Key, Text: n.Text, ProposalID: n.ProposalID, ItemID: n.ItemID},
-		Created: n.Created, Attempts: n.Attempts}
+		Created: n.Created, NotBefore: n.NotBefore, Attempts: n.Attempts}
 }
 
 // Held returns messages recorded but not pushed (silent ones, and those a

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -402,5 +403,42 @@ func TestDispatcherClaimsBeforeSending(t *testing.T) {
 	}
 	if got := fmt.Sprint(s.texts()); got != "[Urgent mail]" {
 		t.Errorf("sent %s", got)
+	}
+}
+
+// With nothing delivering them, at most notify.MaxWaiting notifications wait:
+// the oldest are dropped, critical ones last, each with the reason.
+func TestQueueIsCapped(t *testing.T) {
+	ctx := context.Background()
+	st := open(t, &clock{t: time.Date(2026, 11, 26, 9, 0, 0, 0, time.UTC)})
+	q := notify.NewQueue(st, nil)
+	if err := q.Notify(ctx, notify.Message{Level: notify.Critical, Key: "critical", Text: "the server is on fire"}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range notify.MaxWaiting + 5 {
+		if err := q.Notify(ctx, notify.Message{Level: notify.Important, Key: fmt.Sprintf("k%d", i), Text: fmt.Sprintf("message %d", i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waiting, err := q.Waiting(ctx, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(waiting) != notify.MaxWaiting {
+		t.Fatalf("%d waiting, want %d", len(waiting), notify.MaxWaiting)
+	}
+	if waiting[0].Key != "critical" || waiting[1].Key != "k6" || waiting[len(waiting)-1].Key != fmt.Sprintf("k%d", notify.MaxWaiting+4) {
+		t.Errorf("kept %s, %s … %s; want the critical one and the newest", waiting[0].Key, waiting[1].Key, waiting[len(waiting)-1].Key)
+	}
+	dropped, err := st.Notifications(ctx, store.NotificationDropped, 100)
+	if err != nil || len(dropped) != 6 || !strings.Contains(dropped[0].LastError, "oldest were dropped") {
+		t.Fatalf("dropped %d (%v), want 6 with a reason", len(dropped), err)
+	}
+	n, err := q.Clear(ctx, nil)
+	if err != nil || n != notify.MaxWaiting {
+		t.Fatalf("clear = %d, %v", n, err)
+	}
+	if w, _ := q.Waiting(ctx, 10); len(w) != 0 {
+		t.Errorf("%d wait after clear", len(w))
 	}
 }

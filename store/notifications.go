@@ -17,6 +17,8 @@ const (
 	NotificationBriefed   = "briefed"   // held, then shown in a briefing
 	NotificationWithdrawn = "withdrawn" // no longer true before it went out (a cancelled meeting's prep)
 	NotificationFailed    = "failed"    // the channel refused it for good; LastError says why
+	NotificationRead      = "read"      // read and cleared by the owner while it waited (omnibrain notifications)
+	NotificationDropped   = "dropped"   // pushed out of a full queue of waiting ones; LastError says why
 )
 
 // Notification is one row of the durable notification queue.
@@ -203,6 +205,36 @@ func (t *Tx) ReleaseNotifications(after, through time.Time) (int64, error) {
 		ms(after), NotificationQueued, ms(after), ms(through))
 	if err != nil {
 		return 0, fmt.Errorf("release notifications: %w", err)
+	}
+	return res.RowsAffected()
+}
+
+// MarkNotificationsRead marks waiting (queued) notifications read: those
+// with ids, or every one when ids is empty. It returns how many it
+// marked; one delivered meanwhile is left as it is.
+func (s *Store) MarkNotificationsRead(ctx context.Context, ids []int64) (int64, error) {
+	q := `UPDATE notifications SET state = ?, delivered = ? WHERE state = ?`
+	args := []any{NotificationRead, ms(s.now()), NotificationQueued}
+	if len(ids) > 0 {
+		q += ` AND id IN (` + Placeholders(len(ids)) + `)`
+		args = append(args, Args(ids)...)
+	}
+	res, err := s.db.ExecContext(ctx, q, args...)
+	if err != nil {
+		return 0, fmt.Errorf("mark notifications read: %w", err)
+	}
+	return res.RowsAffected()
+}
+
+// CapWaitingNotifications drops the oldest waiting (queued) notifications
+// past the newest max, critical ones last, recording why, and returns how
+// many it dropped.
+func (s *Store) CapWaitingNotifications(ctx context.Context, max int, why string) (int64, error) {
+	res, err := s.db.ExecContext(ctx, `UPDATE notifications SET state = ?, last_error = ? WHERE id IN (
+		SELECT id FROM notifications WHERE state = ? ORDER BY level = 'critical' DESC, id DESC LIMIT -1 OFFSET ?)`,
+		NotificationDropped, why, NotificationQueued, max)
+	if err != nil {
+		return 0, fmt.Errorf("cap notifications: %w", err)
 	}
 	return res.RowsAffected()
 }

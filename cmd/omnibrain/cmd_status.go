@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -51,6 +52,13 @@ func statusCommand() *command {
 			now := time.Now()
 			for _, comp := range st.Components {
 				e.printf("  %-12s %-9s %s\n", comp.Name, comp.State, componentSummary(comp, now))
+			}
+			if st.NotificationsWaiting > 0 {
+				why := "omnibrain notifications reads them"
+				if !st.Configured["telegram"] {
+					why = "no Telegram bot is set up; omnibrain notifications reads them"
+				}
+				e.printf("\nnotifications  %s waiting (%s)\n", e.style(yellow, strconv.FormatInt(st.NotificationsWaiting, 10)), why)
 			}
 			e.printf("\nitems  %d total\n", st.TotalItems)
 			for _, c := range st.Items {

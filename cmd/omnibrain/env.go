@@ -35,6 +35,7 @@ type env struct {
 	cfg     *config.Config
 	client  *api.Client
 	closers []func()
+	colour  *bool // whether stdout gets colour; see style.go
 }
 
 var globalFlagNames = map[string]bool{"home": true, "json": true, "timezone": true}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -417,5 +418,45 @@ func TestBriefingRefreshAndAnHonestWeeklyReview(t *testing.T) {
 	}
 	if strings.Contains(wk.Text, "Trends") {
 		t.Errorf("a trend from a handful of mails:\n%s", wk.Text)
+	}
+}
+
+// Without Telegram, what omnibrain has to say waits in the queue: status
+// says how much, notifications reads it, clear empties it.
+func TestNotificationsWaitingWithoutTelegram(t *testing.T) {
+	home := t.TempDir()
+	if _, errOut, code := runCLI(t, home, "briefing", "morning"); code != 0 { // queued for the owner, as the schedule's would be
+		t.Fatalf("briefing: exit %d\n%s", code, errOut)
+	}
+	out, _, _ := runCLI(t, home, "status")
+	if !strings.Contains(out, "notifications  1 waiting (no Telegram bot is set up; omnibrain notifications reads them)") {
+		t.Errorf("status does not say what waits:\n%s", out)
+	}
+	var st api.Status
+	out, _, _ = runCLI(t, home, "status", "--json")
+	if json.Unmarshal([]byte(out), &st) != nil || st.NotificationsWaiting != 1 {
+		t.Errorf("status --json: %s", out)
+	}
+	out, _, code := runCLI(t, home, "notifications")
+	if code != 0 || !strings.Contains(out, "1 notification waiting for delivery") || !strings.Contains(out, "Good morning") {
+		t.Fatalf("notifications: exit %d\n%s", code, out)
+	}
+	out, _, _ = runCLI(t, home, "notifications", "--json")
+	var ns []api.Notification
+	if json.Unmarshal([]byte(out), &ns) != nil || len(ns) != 1 || !strings.Contains(ns[0].Text, "Good morning") {
+		t.Fatalf("notifications --json: %s", out)
+	}
+	if _, errOut, code := runCLI(t, home, "notifications", "clear", "x1"); code != exitUsage {
+		t.Errorf("clear with a bad id: exit %d\n%s", code, errOut)
+	}
+	out, _, code = runCLI(t, home, "notifications", "clear", strconv.FormatInt(ns[0].ID, 10))
+	if code != 0 || !strings.Contains(out, "cleared 1 notification") {
+		t.Fatalf("clear: exit %d\n%s", code, out)
+	}
+	if out, _, _ := runCLI(t, home, "notifications"); !strings.Contains(out, "no notifications wait") {
+		t.Errorf("after clear:\n%s", out)
+	}
+	if out, _, _ := runCLI(t, home, "status"); strings.Contains(out, "waiting") {
+		t.Errorf("status after clear:\n%s", out)
 	}
 }

@@ -87,6 +87,7 @@ func commands() []*command {
 		chatCommand(),
 		memoryCommand(),
 		proposalsCommand(),
+		notificationsCommand(),
 		approveCommand(),
 		rejectCommand(),
 		editCommand(),
