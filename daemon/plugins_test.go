@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/omnibrain/omnibrain/agent"
 	"github.com/omnibrain/omnibrain/api"
 	"github.com/omnibrain/omnibrain/approval"
 	"github.com/omnibrain/omnibrain/config"
@@ -441,5 +442,48 @@ func TestE2EProposalApprovedBySQLIsNotExecuted(t *testing.T) {
 	})
 	if got := e.proposal(p.ID); got.State != approval.StateFailed || e.sends() != 0 {
 		t.Fatalf("state %s, %d sends", got.State, e.sends())
+	}
+}
+
+// TestChatToolStatusOverSSEAndKnowledgeIndexed: POST /api/v1/chat
+// streams a tool_status event while a plugin tool runs; a local
+// plugin's knowledge file is indexed as a document, and again after a
+// reload when it is added while the daemon runs.
+func TestChatToolStatusOverSSEAndKnowledgeIndexed(t *testing.T) {
+	app := slackApp(t, false)
+	e, f := pluginE2E(t, app, nil)
+	client, stop := api.NewInProcessClient(e.app.Handler())
+	defer stop()
+	f.Script(llm.Turn{ToolCalls: []llm.ToolCall{{Name: "slack_search_messages", Arguments: `{"query":"budget"}`}}}, llm.Turn{Text: "found it"})
+	var events []string
+	ans, err := client.Chat(context.Background(), api.ChatRequest{Message: "search Slack for my budget messages"}, func(ev agent.Event) {
+		if ev.Type == agent.EventToolStatus {
+			events = append(events, ev.Tool.Name+": "+ev.Text)
+		}
+	})
+	if err != nil || ans.Text != "found it" {
+		t.Fatalf("chat %+v, %v", ans, err)
+	}
+	if strings.Join(events, "|") != "slack_search_messages: Searching Slack..." {
+		t.Fatalf("tool_status events %q", events)
+	}
+
+	src := filepath.Join(t.TempDir(), "notes")
+	os.MkdirAll(src, 0o700)
+	prog := "#!/bin/sh\necho '{\"output\":\"x\"}'\n"
+	os.WriteFile(filepath.Join(src, "run.sh"), []byte(prog), 0o700)
+	os.WriteFile(filepath.Join(src, "faq.md"), []byte("# Office hours\nThe office opens at nine on weekdays.\n"), 0o600)
+	os.WriteFile(filepath.Join(src, plugins.ManifestName), []byte("name: notes\ncommand: run.sh\nsha256: "+sha(prog)+"\nknowledge: [faq.md]\n"), 0o600)
+	addPlugin(t, e.cfg, plugins.AddOptions{Source: src})
+	if res, err := client.ReloadPlugins(context.Background()); err != nil || len(res.Errors) != 0 {
+		t.Fatalf("reload %+v, %v", res, err)
+	}
+	it, err := e.app.Store().ItemByExternalID(context.Background(), plugins.KnowledgeSource, "notes:faq.md")
+	if err != nil || it.Kind != "document" || it.Title != "Office hours" {
+		t.Fatalf("knowledge item %+v, %v", it, err)
+	}
+	hits, err := client.Search(context.Background(), api.SearchRequest{Query: "office opens weekdays"})
+	if err != nil || len(hits) == 0 || hits[0].ID != "notes:faq.md" {
+		t.Fatalf("search %+v, %v", hits, err)
 	}
 }

@@ -18,10 +18,13 @@ import (
 // owner's request: an address, a URL, a long number or a run of words.
 
 var (
-	emailRe  = regexp.MustCompile(`[\p{L}\p{N}._%+\-]+@[\p{L}\p{N}.\-]+\.\p{L}{2,}`)
-	urlRe    = regexp.MustCompile(`(?i)\b(?:[a-z][a-z0-9+.\-]*://|www\.)[^\s"'<>]+`)
-	numberRe = regexp.MustCompile(`\d(?:[ .\-/]?\d){5,}`)
+	emailRe = regexp.MustCompile(`[\p{L}\p{N}._%+\-]+@[\p{L}\p{N}.\-]+\.\p{L}{2,}`)
+	urlRe   = regexp.MustCompile(`(?i)\b(?:[a-z][a-z0-9+.\-]*://|www\.)[^\s"'<>]+`)
 )
+
+// minNumberDigits is how many digits make a number worth guarding (an
+// account, card or phone number, an amount with its cents).
+const minNumberDigits = 6
 
 // sentenceWords is how many consecutive words count as copied text.
 const sentenceWords = 5
@@ -62,15 +65,16 @@ func leaks(prov agent.Provenance, ps map[string]json.RawMessage) []string {
 				add("the URL " + u)
 			}
 		}
-		for _, n := range numberRe.FindAllString(v, -1) {
+		// What is named here is not quoted again as words.
+		rest := urlRe.ReplaceAllString(emailRe.ReplaceAllString(lv, " "), " ")
+		for _, n := range numbers(v) {
 			d := digitsOf(n)
 			if strings.Contains(outsideNums, d) && !strings.Contains(ownerNums, d) {
 				add("the number " + n)
 			}
+			rest = strings.ReplaceAll(rest, n, " ")
 		}
-		// What was named above is not quoted again as words.
-		rest := urlRe.ReplaceAllString(emailRe.ReplaceAllString(lv, " "), " ")
-		ws := strings.Fields(words(numberRe.ReplaceAllString(rest, " ")))
+		ws := strings.Fields(words(rest))
 		for i := 0; i+sentenceWords <= len(ws); i++ {
 			gram := " " + strings.Join(ws[i:i+sentenceWords], " ") + " "
 			if strings.Contains(outsideWords, gram) && !strings.Contains(ownerWords, gram) {
@@ -127,11 +131,38 @@ func words(s string) string {
 // digitRuns lists s's long numbers as bare digits, one per line.
 func digitRuns(s string) string {
 	var b strings.Builder
-	for _, n := range numberRe.FindAllString(s, -1) {
+	for _, n := range numbers(s) {
 		b.WriteString(digitsOf(n))
 		b.WriteByte('\n')
 	}
 	return b.String()
+}
+
+// numbers finds runs of at least minNumberDigits digits, where one
+// space, dot, dash or slash may stand between two digits ("4111 1111
+// 1111 1111", "+31 10 555 0199"). A scan, not a regexp: it runs over
+// all of a run's outside text at every read call.
+func numbers(s string) []string {
+	var out []string
+	start, digits := -1, 0
+	isDigit := func(i int) bool { return i < len(s) && s[i] >= '0' && s[i] <= '9' }
+	for i := 0; i <= len(s); i++ {
+		switch {
+		case isDigit(i):
+			if start < 0 {
+				start = i
+			}
+			digits++
+			continue
+		case start >= 0 && i < len(s) && strings.IndexByte(" .-/", s[i]) >= 0 && isDigit(i-1) && isDigit(i+1):
+			continue
+		}
+		if digits >= minNumberDigits {
+			out = append(out, s[start:i])
+		}
+		start, digits = -1, 0
+	}
+	return out
 }
 
 func digitsOf(s string) string {
