@@ -42,7 +42,7 @@ func TestLeaksFindOutsideTextTheOwnerDidNotGive(t *testing.T) {
 
 func TestNumbers(t *testing.T) {
 	for in, want := range map[string]string{
-		"call +31 10 555 0199.":       "31 10 555 0199",
+		"call +31 10 555 0199.":        "31 10 555 0199",
 		"card 4111-1111-1111-1111, ok": "4111-1111-1111-1111",
 		"12345 and 1 2 3 4 5 6":        "1 2 3 4 5 6",
 		"room 101, 2024-05-01":         "2024-05-01",
