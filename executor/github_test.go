@@ -239,10 +239,11 @@ func TestGitHubCommentCrashWhileExecutingPostsOnce(t *testing.T) {
 	rctx, stop := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- g2.RunOutbox(rctx) }()
-	deadline := time.Now().Add(10 * time.Second)
-	for e.state(t, g2, p.ID).State == approval.StateExecuting && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
+	wctx, cancel := context.WithTimeout(rctx, 10*time.Second)
+	if err := g2.WaitPass(wctx); err != nil { // the restarted outbox's pass resolves it
+		t.Fatalf("the outbox made no pass: %v", err)
 	}
+	cancel()
 	stop()
 	<-done
 	got := e.state(t, g2, p.ID)

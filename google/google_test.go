@@ -211,8 +211,13 @@ func TestAuthInvalidGrantAndReimport(t *testing.T) {
 	// Auth picks it up at the next request.
 	fresh := fake.IssueToken(time.Hour)
 	data := `{"access_token":"` + fresh.AccessToken + `","token_type":"Bearer","refresh_token":"` + fresh.RefreshToken + `","expiry":"` + fresh.Expiry.UTC().Format(time.RFC3339) + `"}`
-	time.Sleep(10 * time.Millisecond) // a distinct mtime on coarse file systems
 	if err := google.ImportToken(path, []byte(data), time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	// An import comes later than the first write: its mtime differs
+	// whatever the file system's granularity.
+	later := time.Now().Add(2 * time.Second)
+	if err := os.Chtimes(path, later, later); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := svc.Users.GetProfile("me").Do(); err != nil {

@@ -52,7 +52,11 @@ func TestGetUpdatesOffsetAndTimeout(t *testing.T) {
 		t.Fatalf("after confirming %d: %v", a, res)
 	}
 	// Long poll: waits for the next update.
-	go func() { time.Sleep(100 * time.Millisecond); s.SendText(u, "three") }()
+	polls := s.CallCount("getUpdates")
+	go func() { // once the long poll has arrived
+		s.WaitUntil(5*time.Second, func() bool { return s.CallCount("getUpdates") > polls })
+		s.SendText(u, "three")
+	}()
 	start := time.Now()
 	_, out = post(t, s, "getUpdates", map[string]string{"offset": itoa(b + 1), "timeout": "5"})
 	if len(out["result"].([]any)) != 1 || time.Since(start) > 4*time.Second {
