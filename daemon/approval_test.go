@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/http"
 	"net/mail"
 	"strings"
 	"sync"
@@ -55,6 +56,7 @@ type approvalE2E struct {
 	app    *App
 	cancel context.CancelFunc
 	done   chan error
+	hosted http.RoundTripper // reaches hosted model providers (LLMTransport)
 }
 
 func newApprovalE2E(t testing.TB) *approvalE2E {
@@ -66,7 +68,14 @@ func newApprovalE2E(t testing.TB) *approvalE2E {
 // by default no model is configured.
 func newApprovalE2EWith(t testing.TB, edit func(*config.Config)) *approvalE2E {
 	t.Helper()
-	e := &approvalE2E{t: t, clock: &settable{t: time.Now().UTC()}}
+	return newApprovalE2EHosted(t, edit, nil)
+}
+
+// newApprovalE2EHosted also gives the daemon a transport to hosted model
+// providers (a fake behind a hosted name).
+func newApprovalE2EHosted(t testing.TB, edit func(*config.Config), hosted http.RoundTripper) *approvalE2E {
+	t.Helper()
+	e := &approvalE2E{t: t, clock: &settable{t: time.Now().UTC()}, hosted: hosted}
 	e.google = fakegoogle.New(t, fakegoogle.Options{RequireAuth: true})
 	e.tg = faketg.New(tgToken)
 	t.Cleanup(e.tg.Close)
@@ -98,7 +107,7 @@ func newApprovalE2EWith(t testing.TB, edit func(*config.Config)) *approvalE2E {
 
 func (e *approvalE2E) start() {
 	e.t.Helper()
-	app, err := Open(context.Background(), e.cfg, Options{Now: e.clock.Now})
+	app, err := Open(context.Background(), e.cfg, Options{Now: e.clock.Now, LLMTransport: e.hosted})
 	if err != nil {
 		e.t.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package daemon
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"regexp"
 	"slices"
 	"strings"
@@ -13,9 +14,11 @@ import (
 	"github.com/omnibrain/omnibrain/api"
 	"github.com/omnibrain/omnibrain/approval"
 	"github.com/omnibrain/omnibrain/config"
+	fakegh "github.com/omnibrain/omnibrain/internal/fakes/github"
 	fakegoogle "github.com/omnibrain/omnibrain/internal/fakes/google"
 	fakellm "github.com/omnibrain/omnibrain/internal/fakes/llm"
 	faketg "github.com/omnibrain/omnibrain/internal/fakes/telegram"
+	"github.com/omnibrain/omnibrain/proactive"
 )
 
 const (
@@ -32,9 +35,17 @@ type brainE2E struct {
 
 	mu    sync.Mutex
 	draft func(r fakellm.Request) fakellm.Turn // answers drafting runs
+	other func(r fakellm.Request) (fakellm.Turn, bool)
 }
 
 func newBrainE2E(t *testing.T, edit func(*config.Config)) *brainE2E {
+	t.Helper()
+	return newBrainE2EHosted(t, edit, false)
+}
+
+// newBrainE2EHosted with hosted true reaches the model under a hosted
+// name (https://llm.hosted.example/v1): not loopback, so it is priced.
+func newBrainE2EHosted(t *testing.T, edit func(*config.Config), hosted bool) *brainE2E {
 	t.Helper()
 	b := &brainE2E{model: fakellm.NewOpenAI(t)}
 	b.model.Respond(func(r fakellm.Request) fakellm.Turn {
@@ -49,15 +60,30 @@ func newBrainE2E(t *testing.T, edit func(*config.Config)) *brainE2E {
 		case strings.Contains(r.System, "You triage one email"):
 			return fakellm.Turn{Text: `{"decision":"notify","priority":50,"reason":"a colleague's update"}`}
 		}
+		b.mu.Lock()
+		other := b.other
+		b.mu.Unlock()
+		if other != nil {
+			if turn, ok := other(r); ok {
+				return turn
+			}
+		}
 		return fakellm.Turn{Text: "A quiet day."}
 	})
-	b.approvalE2E = newApprovalE2EWith(t, func(cfg *config.Config) {
+	var transport http.RoundTripper
+	if hosted {
+		transport = b.model.HostedTransport()
+	}
+	b.approvalE2E = newApprovalE2EHosted(t, func(cfg *config.Config) {
 		cfg.LLM.Provider, cfg.LLM.BaseURL, cfg.LLM.Model, cfg.LLM.APIKey = "openai", b.model.URL, "gpt-test", "sk-test"
+		if hosted {
+			cfg.LLM.BaseURL = "https://llm.hosted.example/v1"
+		}
 		cfg.Owner = config.Owner{Name: "Owen Owner", Emails: []string{owen}, VIPs: []string{alice}}
 		if edit != nil {
 			edit(cfg)
 		}
-	})
+	}, transport)
 	return b
 }
 
@@ -219,4 +245,150 @@ func firstUser(r fakellm.Request) string {
 		}
 	}
 	return ""
+}
+
+// Budget spent: a hosted model nobody priced counts at the most expensive
+// known rate, so one drafting run spends the day's $0.05. The next mail's
+// draft is not run: the templated acknowledgement is proposed and says
+// why, the evening briefing is templated and says so, and the owner is
+// told once that background work is paused.
+func TestE2EBudgetSpentPausesBackgroundRuns(t *testing.T) {
+	b := newBrainE2EHosted(t, func(cfg *config.Config) {
+		cfg.LLM.Model, cfg.LLM.DailyBudgetUSD = "acme-large", 0.05
+	}, true)
+	b.onDraft(func(fakellm.Request) fakellm.Turn {
+		turn := proposeReplyTurn("Hi Alice,\n\n4pm works.\n\nOwen")
+		turn.InputTokens, turn.OutputTokens = 3000, 100 // $0.045 + $0.0075 at $15/$75 per million
+		return turn
+	})
+	if d := b.app.llm.Describe(); !strings.Contains(d, "no known price: counted at $15/$75 per million tokens") {
+		t.Fatalf("router: %s", d)
+	}
+	now := b.clock.Now()
+	b.google.AddMessage(rawMessage("Alice Partner <"+alice+">", owen, "Offsite", "<offsite@partner.example>", now.Add(-time.Hour),
+		"Hi Owen,\n\ncan you confirm the offsite agenda?\n\nAlice"), fakegoogle.MessageOptions{})
+	b.collect("gmail")
+	b.wait("the drafted reply", func() bool { return b.sentTo("4pm works.") == 1 })
+
+	second := b.google.AddMessage(rawMessage("Alice Partner <"+alice+">", owen, "Invoice", "<invoice@partner.example>", now.Add(-30*time.Minute),
+		"Hi Owen,\n\ncould you approve the invoice?\n\nAlice"), fakegoogle.MessageOptions{})
+	b.collect("gmail")
+	b.wait("the templated acknowledgement", func() bool {
+		return b.sentTo("Templated acknowledgement (no model draft: today's model budget is spent)") == 1
+	})
+	c, stop := api.NewInProcessClient(b.app.Handler())
+	defer stop()
+	br, err := c.Briefing(context.Background(), "evening")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(br.Narrative, "Templated briefing: no model summary, today's model budget is spent") {
+		t.Errorf("evening narrative %q", br.Narrative)
+	}
+	b.wait("the briefing in Telegram", func() bool { return b.sentTo("Templated briefing") == 1 })
+	b.wait("the budget message", func() bool { return b.sentTo("Background work (triage, briefings, drafts) is paused") == 1 })
+
+	if n := len(b.draftRequests()); n != 1 {
+		t.Errorf("%d drafting requests reached the model; the second run must not start", n)
+	}
+	for _, r := range b.model.Requests() {
+		if strings.Contains(r.System, "briefing") {
+			t.Errorf("a briefing request reached the model past the budget: %s", r.System)
+		}
+	}
+	x, err := c.Explain(context.Background(), second.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(x.Text, "draft_reply: paused") || !strings.Contains(x.Text, "budget") {
+		t.Errorf("explain of the second mail:\n%s", x.Text)
+	}
+	usage, err := c.Usage(context.Background(), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cost float64
+	for _, r := range usage.Rows {
+		cost += r.CostUSD
+	}
+	if cost < 0.0524 || cost > 0.0526 {
+		t.Errorf("recorded cost $%v, want $0.0525 at the most expensive known rate", cost)
+	}
+	if n := b.sentTo("Background work (triage, briefings, drafts) is paused"); n != 1 {
+		t.Errorf("the owner was told %d times", n)
+	}
+}
+
+// explained waits until explain of id shows want, and returns its text.
+func (b *brainE2E) explained(c *api.Client, id, want string) string {
+	b.t.Helper()
+	var text string
+	if !b.tg.WaitUntil(20*time.Second, func() bool {
+		x, err := c.Explain(context.Background(), id)
+		if err != nil {
+			b.t.Fatal(err)
+		}
+		text = x.Text
+		return strings.Contains(text, want)
+	}) {
+		b.t.Errorf("explain %s lacks %q:\n%s", id, want, text)
+	}
+	return text
+}
+
+// explain shows each kind of chain: a mail that needed no reply, a
+// meeting prepared by a run (its brief cites stored items as [n]), and a
+// pull request waiting for the owner's review, analysed by a run.
+func TestE2EExplainShowsEachChain(t *testing.T) {
+	gh := fakegh.New(fakegh.Options{Login: "owen", Token: "ghp_brain"})
+	defer gh.Close()
+	b := newBrainE2E(t, func(cfg *config.Config) {
+		cfg.GitHub.Token, cfg.GitHub.APIURL, cfg.Owner.GitHubLogin = "ghp_brain", gh.URL(), "owen"
+	})
+	b.mu.Lock()
+	b.other = func(r fakellm.Request) (fakellm.Turn, bool) {
+		switch {
+		case strings.Contains(r.System, "Plan for: Prepare the owner for the meeting"):
+			return fakellm.Turn{Text: "Purpose: decide on the marketing overrun Bob raised [2]. Bring the revised Q3 budget."}, true
+		case strings.Contains(r.System, "Plan for: Analyse the GitHub item"):
+			return fakellm.Turn{Text: "Bob asks you to review the Q3 ledger fix [1]; nothing blocks it."}, true
+		}
+		return fakellm.Turn{}, false
+	}
+	b.mu.Unlock()
+	now := b.clock.Now()
+	news := b.google.AddMessage(rawMessage("Deals <deals@shop.example>", owen, "50% off everything", "<deal@shop.example>", now.Add(-20*time.Minute),
+		"Big sale this week only!", "List-Unsubscribe: <mailto:unsub@shop.example>", "Precedence: bulk"), fakegoogle.MessageOptions{})
+	b.google.AddMessage(rawMessage("Bob Builder <bob@partner.example>", owen, "Marketing overrun", "<bob-overrun@partner.example>", now.Add(-72*time.Hour),
+		"Owen, the marketing overrun needs a decision before we meet."), fakegoogle.MessageOptions{})
+	if _, err := b.google.AddEvent("primary", fakegoogle.Event{ID: "sync", Summary: "Budget sync",
+		Start:     &fakegoogle.EventDateTime{DateTime: now.Add(time.Hour).Format(time.RFC3339)},
+		End:       &fakegoogle.EventDateTime{DateTime: now.Add(90 * time.Minute).Format(time.RFC3339)},
+		Attendees: []fakegoogle.Attendee{{Email: owen, Self: true, ResponseStatus: "accepted"}, {Email: "bob@partner.example", DisplayName: "Bob Builder", ResponseStatus: "accepted"}}}); err != nil {
+		t.Fatal(err)
+	}
+	gh.AddIssue(fakegh.Issue{Repo: "acme/books", PR: true, Title: "Fix the Q3 ledger", Author: "bob", HeadSHA: "abc123", Reviewers: []string{"owen"}})
+	gh.AddNotification(fakegh.Notification{Repo: "acme/books", Type: "PullRequest", Number: 1, Title: "Fix the Q3 ledger", Reason: "review_requested"})
+	b.collect("calendar", "gmail", "github")
+	if err := b.app.proactive.sched.Trigger(context.Background(), proactive.JobPrep); err != nil {
+		t.Fatal(err)
+	}
+	b.wait("the meeting brief in Telegram", func() bool {
+		return b.sentTo("Purpose: decide on the marketing overrun Bob raised [2]") == 1 && b.sentTo("Sources:\n[2]") == 1
+	})
+	// The review request is FYI: its notice, with the analysis, waits for
+	// the next briefing.
+	b.wait("the analysed review request", func() bool {
+		n, err := b.app.Store().NotificationByKey(context.Background(), "triage:github:pr:acme/books#1:notify")
+		return err == nil && strings.Contains(n.Text, "Analysis: Bob asks you to review the Q3 ledger fix [1]")
+	})
+
+	c, stop := api.NewInProcessClient(b.app.Handler())
+	defer stop()
+	b.explained(c, news.ID, "Reasoning chain: received → classified → no reply needed")
+	meeting := b.explained(c, "sync", "Reasoning chain: upcoming → context gathered → brief ready")
+	if !strings.Contains(meeting, "meeting_prep: done") {
+		t.Errorf("the meeting's run is not explained:\n%s", meeting)
+	}
+	b.explained(c, "pr:acme/books#1", "Reasoning chain: reported → analysed")
 }

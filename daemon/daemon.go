@@ -58,6 +58,9 @@ type App struct {
 type Options struct {
 	Log *slog.Logger
 	Now func() time.Time
+	// LLMTransport, if set, carries the requests to hosted model
+	// providers: tests reach a hosted provider name at a loopback fake.
+	LLMTransport http.RoundTripper
 }
 
 // Open builds the app: the store and every service the API serves.
@@ -98,7 +101,7 @@ func Open(ctx context.Context, cfg *config.Config, opts Options) (*App, error) {
 		st.Close()
 		return nil, err
 	}
-	a.openRouter(ctx, opts.Now)
+	a.openRouter(ctx, opts.Now, opts.LLMTransport)
 
 	backends := api.Backends{Status: a.status}
 	backends.Collect = a.collectors()

@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"context"
+	"net/http"
 	"time"
 
 	"github.com/omnibrain/omnibrain/api"
@@ -18,7 +19,7 @@ const noModelHint = "no model configured: set OMNIBRAIN_LLM_PROVIDER (openai, an
 // openRouter builds the model router (a.llm). A configuration it cannot
 // use leaves the daemon running without a model, with the reason in
 // status, rather than refusing to start: everything else works without one.
-func (a *App) openRouter(ctx context.Context, now func() time.Time) {
+func (a *App) openRouter(ctx context.Context, now func() time.Time, hosted http.RoundTripper) {
 	opts := router.Options{
 		LLM:      a.cfg.LLM,
 		Location: a.cfg.Location,
@@ -27,6 +28,8 @@ func (a *App) openRouter(ctx context.Context, now func() time.Time) {
 		Health:   a.health,
 		Log:      a.log,
 		Now:      now,
+
+		Transport: hosted,
 	}
 	r, err := router.New(ctx, opts)
 	switch {

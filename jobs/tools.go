@@ -99,8 +99,8 @@ func (tb Toolbox) proposeReply(subject string, itemID int64) (*agent.Tool, error
 			m := triage.MailFromItem(it)
 			payload := triage.ReplyPayload(m, strings.TrimSpace(a.Body))
 			why := ""
-			if tr, err := tb.Store.TriageOf(ctx, itemID); err == nil {
-				why = tr.Reason + " "
+			if tr, err := tb.Store.TriageOf(ctx, itemID); err == nil && tr.Reason != "" {
+				why = strings.TrimRight(tr.Reason, ".") + ". "
 			}
 			name := m.FromName
 			if name == "" {

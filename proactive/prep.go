@@ -117,7 +117,8 @@ func (e *Engine) brief(ctx context.Context, it *store.Item, with []attendee, tem
 	if pc.LastMeeting != 0 {
 		related = append(related, pc.LastMeeting)
 	}
-	if err := graph.NewChains(e.o.Store).Advance(ctx, graph.Stage{Subject: subject, Chain: graph.Meeting, Name: graph.Upcoming, At: it.Time, Evidence: related}); err != nil {
+	if err := graph.NewChains(e.o.Store).Advance(ctx, graph.Stage{Subject: subject, Chain: graph.Meeting, Name: graph.Upcoming, Evidence: related,
+		Detail: "starts " + it.Time.In(e.o.Location).Format("Mon Jan 2 15:04")}); err != nil {
 		e.o.Log.Warn("recording an upcoming meeting failed", "event", it.ExternalID, "err", err)
 	}
 	names := make([]string, len(with))

@@ -326,10 +326,11 @@ func recordDecision(tx *store.Tx, it *store.Item, tr *store.Triage) error {
 }
 
 // waitsForOwner reports a GitHub issue or pull request assigned to the
-// owner or asking for their review.
+// owner or asking for their review (the item itself, not the
+// notification that announced it).
 func waitsForOwner(it *store.Item) bool {
 	r := metaString(it.Meta, "reason")
-	return it.Source == "github" && (r == "review_requested" || r == "assign")
+	return it.Source == "github" && (it.Kind == "pr" || it.Kind == "issue") && (r == "review_requested" || r == "assign")
 }
 
 // score decides one mail: heuristics, then the model for the middle band.
