@@ -498,6 +498,9 @@ func (a *Agent) finish(ctx context.Context, st *runState, emit func(Event), stop
 		Proposals: st.Proposals, Stop: stop, Iterations: st.Iteration, ToolCalls: st.ToolCalls, Usage: st.Usage,
 		Retrieval: len(st.Cites) > 0,
 	}
+	if stop == StopCircuitBreaker || stop == StopModelError {
+		ans.ModelError = st.StopDetail
+	}
 	if a.opts.Checkpoints != nil {
 		// A canceled background run (the daemon stopping) stays resumable;
 		// a canceled chat run lost its caller and is abandoned; any other

@@ -25,6 +25,9 @@ type Answer struct {
 	Retrieval bool `json:"retrieval"`
 	// NoModel marks an answer made without a language model.
 	NoModel bool `json:"no_model,omitempty"`
+	// ModelError says why the model gave no answer when it failed
+	// (unreachable, erroring): chat then answers with search results.
+	ModelError string `json:"model_error,omitempty"`
 }
 
 // Citation is a stored item an answer cites as [N].

@@ -154,16 +154,24 @@ func (c *Chat) Chat(ctx context.Context, sessionID, text string, onEvent func(Ev
 			return nil, err
 		}
 	}
-	if ans == nil || ans.Stop == StopNoModel || (ans.Stop == StopBudget && ans.ToolCalls == 0 && len(ans.Proposals) == 0) {
+	modelFailed := ans != nil && ans.ModelError != "" && len(ans.Proposals) == 0
+	if ans == nil || ans.Stop == StopNoModel || (ans.Stop == StopBudget && ans.ToolCalls == 0 && len(ans.Proposals) == 0) || modelFailed {
 		if need == NeedData && items == nil && c.opts.Search != nil {
 			items, outside = c.retrieve(ctx, text, emit)
 		}
-		if ans != nil && ans.Stop == StopBudget {
+		switch {
+		case modelFailed:
+			// An unreachable model: the owner gets what the no-model path
+			// gives, and why; the error is the answer's, said once.
+			prev := ans
+			ans = c.searchAnswer(fmt.Sprintf("The language model did not answer (%s).", prev.ModelError), prev.Stop, need, items)
+			ans.RunID, ans.Iterations, ans.Usage, ans.ModelError = prev.RunID, prev.Iterations, prev.Usage, prev.ModelError
+		case ans != nil && ans.Stop == StopBudget:
 			// The owner still gets the best matches, and why there is no more.
 			prev := ans
 			ans = c.searchAnswer(prev.Text, StopBudget, need, items)
 			ans.RunID, ans.Iterations, ans.Usage = prev.RunID, prev.Iterations, prev.Usage
-		} else {
+		default:
 			ans = c.noModelAnswer(text, need, items, outside)
 		}
 		emit(Event{Type: EventText, Text: ans.Text})

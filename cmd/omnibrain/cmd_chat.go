@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -45,7 +46,10 @@ func chatCommand() *command {
 				return apiError(err)
 			}
 			if e.json {
-				return e.printJSON(ans)
+				if err := e.printJSON(ans); err != nil || ans.ModelError == "" {
+					return err
+				}
+				return errSilent // model_error in the answer says it
 			}
 			if !live {
 				e.printf("%s", ans.Text)
@@ -61,6 +65,11 @@ func chatCommand() *command {
 				e.printf("\nProposal %s waits for your approval: %s (omnibrain proposals show %s)\n", p.ID, p.Title, p.ID)
 			}
 			fmt.Fprintf(e.stderr, "\nsession %s (continue with: omnibrain chat --session %s …)\n", ans.SessionID, ans.SessionID)
+			if ans.ModelError != "" {
+				// The answer says why (once); a script must not take the
+				// search results for the model's answer.
+				return errors.New("chat: the language model did not answer; the best matches from your data are shown instead")
+			}
 			return nil
 		},
 	}
@@ -98,6 +107,10 @@ func printChatEvent(e *env, ev agent.Event, live bool) {
 	case agent.EventPhaseComplete:
 		fmt.Fprintf(e.stderr, "· %s done: %s\n", ev.Phase.Name, ev.Phase.Reflection)
 	case agent.EventError:
-		fmt.Fprintf(e.stderr, "! %s\n", ev.Text)
+		// A failed model call is retried, and if the model never answers
+		// the answer says so: the attempts themselves are not news.
+		if !strings.HasPrefix(ev.Text, "model: ") {
+			fmt.Fprintf(e.stderr, "! %s\n", ev.Text)
+		}
 	}
 }

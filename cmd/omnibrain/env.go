@@ -74,9 +74,10 @@ func (e *env) config() (*config.Config, error) {
 	return cfg, nil
 }
 
-// logger is the CLI's logger: warnings and errors on stderr, secrets redacted.
+// logger is the CLI's logger: warnings and errors on stderr as plain
+// sentences, each once, secrets redacted (see logging.NewCLI).
 func (e *env) logger(cfg *config.Config) *slog.Logger {
-	return logging.New(e.stderr, "warn", cfg.Secrets())
+	return logging.NewCLI(e.stderr, cfg.Secrets())
 }
 
 // lenientConfig is config, except that problems in config.yaml do not

@@ -7,6 +7,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -458,5 +459,50 @@ func TestNotificationsWaitingWithoutTelegram(t *testing.T) {
 	}
 	if out, _, _ := runCLI(t, home, "status"); strings.Contains(out, "waiting") {
 		t.Errorf("status after clear:\n%s", out)
+	}
+}
+
+// chat with a model that cannot be reached: no log lines, the error said
+// once, a non-zero exit, and the search results the no-model path shows.
+func TestChatWithAnUnreachableModel(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := "http://" + ln.Addr().String() + "/v1"
+	ln.Close() // nothing answers there now
+	home := t.TempDir()
+	if _, errOut, code := runCLI(t, home, "import", "mbox", firstMbox(t)); code != 0 {
+		t.Fatalf("import: %s", errOut)
+	}
+	env := []string{"OMNIBRAIN_LLM_PROVIDER=openai", "OMNIBRAIN_LLM_BASE_URL=" + dead, "OMNIBRAIN_LLM_MODEL=gpt-test", "OMNIBRAIN_LLM_API_KEY=sk-test-key"}
+	out, errOut, code := runCLIEnv(t, home, env, "chat", "what did Lily ask me about dinner?")
+	if code != exitFailure {
+		t.Errorf("exit %d, want %d", code, exitFailure)
+	}
+	if !strings.Contains(out, "Dinner on Friday?") || !strings.Contains(out, "best match your question") {
+		t.Errorf("no search results to fall back on:\n%s", out)
+	}
+	all := out + errOut
+	if n := strings.Count(all, "connection refused"); n != 1 {
+		t.Errorf("the error is said %d times, want once:\n%s\n%s", n, out, errOut)
+	}
+	for _, raw := range []string{"time=", "level=", "msg="} {
+		if strings.Contains(errOut, raw) {
+			t.Errorf("stderr has raw log lines (%q):\n%s", raw, errOut)
+		}
+	}
+	if !strings.Contains(errOut, "the language model did not answer") {
+		t.Errorf("stderr does not say what failed:\n%s", errOut)
+	}
+
+	out, _, code = runCLIEnv(t, home, env, "chat", "--json", "what did Lily ask me about dinner?")
+	var ans struct {
+		Text       string `json:"text"`
+		ModelError string `json:"model_error"`
+		Citations  []struct{ ID string }
+	}
+	if code != exitFailure || json.Unmarshal([]byte(out), &ans) != nil || !strings.Contains(ans.ModelError, "connection refused") || len(ans.Citations) == 0 {
+		t.Errorf("chat --json: exit %d\n%s", code, out)
 	}
 }

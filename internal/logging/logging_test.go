@@ -49,3 +49,21 @@ func TestScrubber(t *testing.T) {
 		t.Fatalf("scrub without secrets = %q", got)
 	}
 }
+
+// The CLI's logger writes plain sentences, each once, redacted; the model
+// plumbing's warnings are left to the command's own report.
+func TestCLILogger(t *testing.T) {
+	var buf bytes.Buffer
+	log := NewCLI(&buf, []string{"sk-secret-value"})
+	store := log.With("component", "store")
+	store.Warn("the database is locked; waiting", "err", errors.New("database is locked"))
+	store.Warn("the database is locked; waiting", "err", errors.New("database is locked"))
+	store.Info("schema migrated")
+	log.With("component", "router").Warn("model call failed", "err", errors.New("connection refused"))
+	log.With("component", "agent").Error("run failed", "err", errors.New("key sk-secret-value rejected"))
+	want := "omnibrain: warning: the database is locked; waiting: database is locked\n" +
+		"omnibrain: error: run failed: key [redacted] rejected\n"
+	if buf.String() != want {
+		t.Fatalf("got %q, want %q", buf.String(), want)
+	}
+}
