@@ -24,6 +24,7 @@ type Proposals interface {
 	Approve(ctx context.Context, id, hash string, by approval.Owner) (*approval.Proposal, error)
 	Reject(ctx context.Context, id string, by approval.Owner) (*approval.Proposal, error)
 	Snooze(ctx context.Context, id string, by approval.Owner) (*approval.Proposal, error)
+	Undo(ctx context.Context, id string, by approval.Owner) (*approval.Proposal, error)
 	Edit(ctx context.Context, id string, payload any, by approval.Owner) (*approval.Proposal, error)
 	EditBody(ctx context.Context, id, body string, by approval.Owner) (*approval.Proposal, error)
 }
@@ -145,6 +146,8 @@ func (s *Server) handleProposalDecision(w http.ResponseWriter, r *http.Request) 
 		p, err = s.b.Proposals.Reject(r.Context(), id, owner)
 	case "snooze":
 		p, err = s.b.Proposals.Snooze(r.Context(), id, owner)
+	case "undo":
+		p, err = s.b.Proposals.Undo(r.Context(), id, owner)
 	case "edit":
 		var req EditRequest
 		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
@@ -161,7 +164,7 @@ func (s *Server) handleProposalDecision(w http.ResponseWriter, r *http.Request) 
 			return
 		}
 	default:
-		s.fail(w, r, ErrNotFoundf("no action %q (approve, reject, snooze, edit)", action))
+		s.fail(w, r, ErrNotFoundf("no action %q (approve, reject, snooze, undo, edit)", action))
 		return
 	}
 	if err != nil {
@@ -205,6 +208,12 @@ func (c *Client) Reject(ctx context.Context, id string) (*approval.Proposal, err
 // Snooze snoozes the proposal.
 func (c *Client) Snooze(ctx context.Context, id string) (*approval.Proposal, error) {
 	return c.decide(ctx, id, "snooze", struct{}{})
+}
+
+// Undo takes back an approval still waiting out its send delay: the
+// proposal is pending again and nothing was sent.
+func (c *Client) Undo(ctx context.Context, id string) (*approval.Proposal, error) {
+	return c.decide(ctx, id, "undo", struct{}{})
 }
 
 // Edit replaces the proposal with a new one (its own approval needed) and returns the new one.

@@ -83,6 +83,10 @@ type GateOptions struct {
 	Snooze    time.Duration
 	Log       *slog.Logger
 	Now       func() time.Time
+	// SendDelay is how long an approved proposal waits before it is
+	// executed (approval.send_delay); the owner can undo the approval
+	// until then. 0: at once.
+	SendDelay time.Duration
 	// OutboxInterval is how often the outbox looks for approved
 	// proposals besides being woken by approvals (default 30s).
 	OutboxInterval time.Duration
@@ -102,6 +106,7 @@ type Gate struct {
 	notifier Notifier
 	expiry   time.Duration
 	snooze   time.Duration
+	delay    time.Duration
 	log      *slog.Logger
 	now      func() time.Time
 	interval time.Duration
@@ -143,7 +148,7 @@ func NewGate(opts GateOptions) (*Gate, error) {
 	}
 	return &Gate{
 		st: opts.Store, execs: opts.Executors, notifier: opts.Notifier,
-		expiry: opts.Expiry, snooze: opts.Snooze, log: opts.Log, now: opts.Now,
+		expiry: opts.Expiry, snooze: opts.Snooze, delay: max(opts.SendDelay, 0), log: opts.Log, now: opts.Now,
 		interval: opts.OutboxInterval, timeout: opts.ExecuteTimeout, settle: opts.FindSettle, kick: make(chan struct{}, 1),
 	}, nil
 }
@@ -247,7 +252,7 @@ func (g *Gate) Propose(ctx context.Context, d Draft) (*Proposal, error) {
 		if thread == "" || !isEmailKind(d.Kind) {
 			return nil
 		}
-		replaced, err = g.supersedeThread(r, thread, p.Created, p.ID, actorSystem, "replaced by a newer draft "+p.ID)
+		replaced, err = g.supersedeThread(r, thread, p.Created, p.ID, actorSystem, "replaced by a newer draft "+p.ID, undecided)
 		return err
 	})
 	if err != nil {
@@ -345,12 +350,13 @@ var inFlight = []State{StatePending, StateSnoozed, StateApproved, StateExecuting
 // Approve approves the proposal if hash is the payload hash the owner was
 // shown, the proposal is still undecided and unexpired, and by is the
 // owner. The first decision wins; a later one gets a *StaleError with the
-// current state. The outbox then executes it.
+// current state. The outbox executes it once the send delay is over
+// (ExecuteAfter); until then Undo takes the approval back.
 func (g *Gate) Approve(ctx context.Context, id, hash string, by Owner) (*Proposal, error) {
 	now := g.now().UTC()
 	p, err := g.decide(ctx, id, hash, by, "approved", func(p *Proposal) change {
 		return change{ID: p.ID, From: undecided, PayloadHash: hash, UnexpiredAt: now,
-			To: StateApproved, Decided: now, DecidedBy: by.String()}
+			To: StateApproved, Decided: now, DecidedBy: by.String(), ExecuteAfter: now.Add(g.delay)}
 	})
 	if err != nil {
 		return nil, err
@@ -358,6 +364,18 @@ func (g *Gate) Approve(ctx context.Context, id, hash string, by Owner) (*Proposa
 	g.Kick()
 	return p, nil
 }
+
+// Undo takes back an approval whose execution has not begun (the send
+// delay): the proposal is pending again and nothing was done. Once the
+// outbox has started it, Undo is too late and says so (*StaleError).
+func (g *Gate) Undo(ctx context.Context, id string, by Owner) (*Proposal, error) {
+	return g.decide(ctx, id, "", by, "undone", func(p *Proposal) change {
+		return change{ID: p.ID, From: []State{StateApproved}, PayloadHash: p.PayloadHash, To: StatePending, Undecide: true}
+	})
+}
+
+// SendDelay is how long an approved proposal waits before it runs.
+func (g *Gate) SendDelay() time.Duration { return g.delay }
 
 // Reject rejects an undecided proposal.
 func (g *Gate) Reject(ctx context.Context, id string, by Owner) (*Proposal, error) {
@@ -532,10 +550,10 @@ func (e *BadInputError) Error() string { return e.Msg }
 // BadInput returns a *BadInputError.
 func BadInput(msg string) error { return &BadInputError{Msg: msg} }
 
-// supersedeThread supersedes undecided mail proposals of a thread created
-// before t, inside tx.
-func (g *Gate) supersedeThread(r records, thread string, t time.Time, except, actor, why string) ([]*Proposal, error) {
-	ps, err := r.list(filter{States: undecided, Thread: thread})
+// supersedeThread supersedes the mail proposals of a thread in one of the
+// states from that were created before t.
+func (g *Gate) supersedeThread(r records, thread string, t time.Time, except, actor, why string, from []State) ([]*Proposal, error) {
+	ps, err := r.list(filter{States: from, Thread: thread})
 	if err != nil {
 		return nil, err
 	}
@@ -544,7 +562,7 @@ func (g *Gate) supersedeThread(r records, thread string, t time.Time, except, ac
 		if p.ID == except || !isEmailKind(p.Kind) || p.Created.After(t) {
 			continue
 		}
-		ok, err := r.transition(change{ID: p.ID, From: undecided, PayloadHash: p.PayloadHash,
+		ok, err := r.transition(change{ID: p.ID, From: from, PayloadHash: p.PayloadHash,
 			To: StateSuperseded, Decided: g.now().UTC(), DecidedBy: actor, SupersededBy: except})
 		if err != nil {
 			return nil, err

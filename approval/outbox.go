@@ -36,6 +36,8 @@ func (g *Gate) WaitPass(ctx context.Context) error {
 func (g *Gate) RunOutbox(ctx context.Context) error {
 	t := time.NewTicker(g.interval)
 	defer t.Stop()
+	due := time.NewTimer(time.Hour)
+	defer due.Stop()
 	for {
 		g.passes.Begin()
 		// Nothing of this gate is executing between passes: whatever is in
@@ -48,21 +50,26 @@ func (g *Gate) RunOutbox(ctx context.Context) error {
 		} else {
 			g.recover(ctx, ids)
 		}
+		// Threads the owner answered first: an approval waiting out its
+		// send delay in such a thread is not sent.
+		if _, err := g.SupersedeAnswered(ctx); err != nil && ctx.Err() == nil {
+			g.log.Error("superseding answered threads failed", "err", err)
+		}
 		if err := g.ExecuteApproved(ctx); err != nil && ctx.Err() == nil {
 			g.log.Error("outbox pass failed", "err", err)
 		}
 		if err := g.Sweep(ctx); err != nil && ctx.Err() == nil {
 			g.log.Error("proposal sweep failed", "err", err)
 		}
-		if _, err := g.SupersedeAnswered(ctx); err != nil && ctx.Err() == nil {
-			g.log.Error("superseding answered threads failed", "err", err)
-		}
 		g.passes.End()
+		// Wake when the next send delay ends.
+		due.Reset(g.untilNextDue(ctx))
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-g.kick:
 		case <-t.C:
+		case <-due.C:
 		}
 	}
 }
@@ -137,9 +144,24 @@ func (g *Gate) attemptAge(ctx context.Context, p *Proposal) time.Duration {
 	return g.now().Sub(began)
 }
 
-// ExecuteApproved executes every approved proposal once, oldest first.
-func (g *Gate) ExecuteApproved(ctx context.Context) error {
+// untilNextDue is how long until the earliest send delay of an approved
+// proposal ends (the outbox interval if none is waiting).
+func (g *Gate) untilNextDue(ctx context.Context) time.Duration {
 	ps, err := g.records(ctx).list(filter{States: []State{StateApproved}, Oldest: true})
+	if err != nil {
+		return g.interval
+	}
+	wait := g.interval
+	for _, p := range ps {
+		wait = min(wait, max(p.ExecuteAfter.Sub(g.now()), time.Millisecond))
+	}
+	return wait
+}
+
+// ExecuteApproved executes, oldest first, every approved proposal whose
+// send delay is over.
+func (g *Gate) ExecuteApproved(ctx context.Context) error {
+	ps, err := g.records(ctx).list(filter{States: []State{StateApproved}, DueBy: g.now().UTC(), Oldest: true})
 	if err != nil {
 		return fmt.Errorf("approval: outbox: %w", err)
 	}
@@ -156,6 +178,9 @@ func (g *Gate) ExecuteApproved(ctx context.Context) error {
 // compare-and-set, with the attempt and its idempotency key recorded) and
 // runs it.
 func (g *Gate) executeOne(ctx context.Context, p *Proposal) {
+	if g.recheck(ctx, p) {
+		return
+	}
 	ex, ok := g.executor(p.Kind)
 	if !ok {
 		g.claimAndFail(ctx, p, fmt.Sprintf("nothing can execute a %s proposal (is the account connected? see omnibrain status)", p.Kind))

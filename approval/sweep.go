@@ -2,6 +2,7 @@ package approval
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -85,10 +86,10 @@ func (g *Gate) systemTransition(ctx context.Context, p *Proposal, to State, acti
 // ThreadConsumer is the item_events consumer name of SupersedeAnswered.
 const ThreadConsumer = "approval.threads"
 
-// SupersedeAnswered reads new items and supersedes undecided mail
-// proposals of a thread the owner has answered themselves (an outbound
-// mail in the thread newer than the proposal). It returns how many events
-// it read.
+// SupersedeAnswered reads new items and supersedes the mail proposals of
+// a thread the owner has answered themselves (an outbound mail in the
+// thread newer than the proposal) that are undecided or approved and
+// waiting out the send delay. It returns how many events it read.
 func (g *Gate) SupersedeAnswered(ctx context.Context) (int, error) {
 	events, err := g.st.PendingEvents(ctx, ThreadConsumer, 200)
 	if err != nil || len(events) == 0 {
@@ -109,7 +110,7 @@ func (g *Gate) SupersedeAnswered(ctx context.Context) (int, error) {
 				continue
 			}
 			why := fmt.Sprintf("the owner answered the thread (%s item %s)", it.Source, it.ExternalID)
-			ps, err := g.supersedeThread(inTx(tx), it.Thread, it.Time, "", actorGmail, why)
+			ps, err := g.supersedeThread(inTx(tx), it.Thread, it.Time, "", actorGmail, why, notStarted)
 			if err != nil {
 				return err
 			}
@@ -122,4 +123,50 @@ func (g *Gate) SupersedeAnswered(ctx context.Context) (int, error) {
 	}
 	g.changed(changed...)
 	return len(events), nil
+}
+
+// notStarted are the states in which a proposal can still be stopped.
+var notStarted = []State{StatePending, StateSnoozed, StateApproved}
+
+// recheck looks at an approved proposal again just before it runs and
+// stops it if it should not: its time ran out during the send delay, or
+// the owner answered its thread meanwhile. It reports whether it stopped it.
+func (g *Gate) recheck(ctx context.Context, p *Proposal) bool {
+	if !g.now().Before(p.Expires) {
+		stopped, err := g.systemTransition(ctx, p, StateExpired, "expired", "approved, but it expired at "+p.Expires.Format(time.RFC3339)+" before it could run", nil)
+		if err != nil {
+			g.log.Error("could not expire a proposal", "proposal", p.ID, "err", err)
+			return true // not executed: the next pass tries again
+		}
+		if stopped != nil {
+			g.changed(stopped)
+		}
+		return true
+	}
+	if !isEmailKind(p.Kind) || p.Thread == "" {
+		return false
+	}
+	th, err := g.st.Thread(ctx, p.Thread)
+	if errors.Is(err, store.ErrNotFound) {
+		return false
+	}
+	if err != nil {
+		g.log.Error("could not check whether the thread was answered; not sending yet", "proposal", p.ID, "err", err)
+		return true
+	}
+	if !th.LastOutbound.After(p.Created) {
+		return false
+	}
+	var stopped []*Proposal
+	err = g.st.Tx(ctx, func(tx *store.Tx) error {
+		stopped, err = g.supersedeThread(inTx(tx), p.Thread, th.LastOutbound, "", actorGmail,
+			"the owner answered the thread at "+th.LastOutbound.Format(time.RFC3339)+" while it waited to be sent", []State{StateApproved})
+		return err
+	})
+	if err != nil {
+		g.log.Error("could not supersede an answered thread's proposal", "proposal", p.ID, "err", err)
+		return true
+	}
+	g.changed(stopped...)
+	return true
 }

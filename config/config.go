@@ -192,6 +192,9 @@ type Embedder struct {
 type Approval struct {
 	Expiry time.Duration `yaml:"expiry"`
 	Snooze time.Duration `yaml:"snooze"`
+	// SendDelay is how long an approved action waits before it runs, so
+	// the owner can undo it (OMNIBRAIN_SEND_DELAY; 0s: at once).
+	SendDelay time.Duration `yaml:"send_delay"`
 }
 
 // Schedule holds poll intervals and cron specs (5 fields, owner's timezone).
@@ -244,7 +247,7 @@ func Default(home string) *Config {
 		GitHub:   GitHub{APIURL: "https://api.github.com"},
 		LLM:      LLM{Timeout: 2 * time.Minute},
 		Embedder: Embedder{Provider: "builtin"},
-		Approval: Approval{Expiry: 24 * time.Hour, Snooze: 2 * time.Hour},
+		Approval: Approval{Expiry: 24 * time.Hour, Snooze: 2 * time.Hour, SendDelay: 10 * time.Second},
 		Plugins:  Plugins{VerifyInterval: time.Hour, MessagesPerHour: 10, CallTimeout: 30 * time.Second},
 		Schedule: Schedule{
 			Mail:            5 * time.Minute,
@@ -411,6 +414,15 @@ func (c *Config) applyEnv(getenv func(string) string) {
 	setSecret("OMNIBRAIN_LLM_API_KEY", &c.LLM.APIKey)
 	set("OMNIBRAIN_LLM_MODEL", &c.LLM.Model)
 
+	if v := getenv("OMNIBRAIN_SEND_DELAY"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			d = -1 // rejected by Validate with the variable's name
+		}
+		c.Approval.SendDelay = d
+		c.setBy("approval.send_delay", "OMNIBRAIN_SEND_DELAY")
+	}
+
 	set("OMNIBRAIN_EMBEDDER", &c.Embedder.Provider)
 	set("OMNIBRAIN_EMBEDDER_BASE_URL", &c.Embedder.BaseURL)
 	set("OMNIBRAIN_EMBEDDER_MODEL", &c.Embedder.Model)
@@ -567,6 +579,9 @@ func (c *Config) problems() []Problem {
 	}
 	if c.Approval.Expiry <= 0 {
 		bad("approval.expiry", "approval.expiry must be positive")
+	}
+	if c.Approval.SendDelay < 0 || c.Approval.SendDelay > time.Hour {
+		bad("approval.send_delay", "%s must be a duration from 0s (at once) to 1h, such as 10s", c.keyName("approval.send_delay"))
 	}
 	if c.Plugins.VerifyInterval < time.Minute {
 		bad("plugins.verify_interval", "plugins.verify_interval: %v is too short (at least 1m)", c.Plugins.VerifyInterval)
