@@ -80,6 +80,7 @@ type Gate interface {
 	Approve(ctx context.Context, id, hash string, by approval.Owner) (*approval.Proposal, error)
 	Reject(ctx context.Context, id string, by approval.Owner) (*approval.Proposal, error)
 	Snooze(ctx context.Context, id string, by approval.Owner) (*approval.Proposal, error)
+	Undo(ctx context.Context, id string, by approval.Owner) (*approval.Proposal, error)
 	EditBody(ctx context.Context, id, body string, by approval.Owner) (*approval.Proposal, error)
 	Revise(ctx context.Context, id string, payload any, origin string, by approval.Owner) (*approval.Proposal, error)
 }
@@ -357,7 +358,7 @@ var errNotPaired = errors.New("telegram: no owner paired yet (run `omnibrain tel
 
 func (b *Bot) sendPart(ctx context.Context, chatID int64, part string, kb [][]button, quiet bool) (int, error) {
 	params := &tgbot.SendMessageParams{ChatID: chatID, Text: part, ParseMode: models.ParseModeHTML,
-		DisableNotification: quiet, LinkPreviewOptions: &models.LinkPreviewOptions{IsDisabled: tgbot.True()}}
+		DisableNotification: quiet, LinkPreviewOptions: noPreview()}
 	if kb != nil {
 		params.ReplyMarkup = markup(kb)
 	}
@@ -366,6 +367,12 @@ func (b *Bot) sendPart(ctx context.Context, chatID int64, part string, kb [][]bu
 		return 0, err
 	}
 	return res.(*models.Message).ID, nil
+}
+
+// noPreview turns link previews off: a link in a mail must not make
+// Telegram fetch it, on a send or an edit.
+func noPreview() *models.LinkPreviewOptions {
+	return &models.LinkPreviewOptions{IsDisabled: tgbot.True()}
 }
 
 func markup(kb [][]button) *models.InlineKeyboardMarkup {
@@ -405,7 +412,15 @@ func (b *Bot) answer(ctx context.Context, queryID, text string) {
 // Send delivers one queued notification (notify.Sender). A proposal is
 // shown whole with its buttons while it is undecided; one decided
 // meanwhile (from the CLI, say) is not shown again.
-func (b *Bot) Send(ctx context.Context, m notify.Queued) error {
+func (b *Bot) Send(ctx context.Context, m notify.Queued) (err error) {
+	defer func() {
+		// A bug showing one notification must not stop the dispatcher
+		// (and the daemon): the notification stays queued and is retried.
+		if p := recover(); p != nil {
+			b.recovered("send", p)
+			err = fmt.Errorf("telegram: showing notification %d failed: %v", m.ID, p)
+		}
+	}()
 	if b.Owner() == 0 {
 		return &notify.RetryAfterError{After: time.Minute, Err: errNotPaired}
 	}

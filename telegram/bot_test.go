@@ -77,6 +77,9 @@ type setup struct {
 	briefer   telegram.Briefer
 	noRunning bool // do not start the loops
 	memory    bool // serve /memory from a memory over the store
+	sendDelay time.Duration
+	// gate, if set, wraps the gate the bot is given.
+	gate func(telegram.Gate) telegram.Gate
 }
 
 func start(t testing.TB, s setup) *harness {
@@ -111,7 +114,7 @@ func start(t testing.TB, s setup) *harness {
 	}
 	reg := executor.NewRegistry()
 	reg.Register(executor.NewGitHubComment(client, nil))
-	h.gate, err = approval.NewGate(approval.GateOptions{Store: st, Executors: reg, Notifier: h.queue, Now: h.clock.Now, OutboxInterval: time.Hour})
+	h.gate, err = approval.NewGate(approval.GateOptions{Store: st, Executors: reg, Notifier: h.queue, Now: h.clock.Now, OutboxInterval: time.Hour, SendDelay: s.sendDelay})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,8 +126,12 @@ func start(t testing.TB, s setup) *harness {
 		}
 		mem = h.memory
 	}
+	var gate telegram.Gate = h.gate
+	if s.gate != nil {
+		gate = s.gate(gate)
+	}
 	h.bot, err = telegram.New(ctx, telegram.Options{
-		Token: token, APIURL: h.tg.URL(), OwnerID: s.ownerID, DB: st.DB(), Gate: h.gate, Queue: h.queue, Memory: mem,
+		Token: token, APIURL: h.tg.URL(), OwnerID: s.ownerID, DB: st.DB(), Gate: gate, Queue: h.queue, Memory: mem,
 		Chat: s.chat, Drafter: s.drafter, Search: s.search, Briefer: s.briefer, Health: h.health, Now: h.clock.Now, Location: time.UTC,
 		Settings: "timezone UTC", PollTimeout: 2 * time.Second,
 	})
@@ -1072,7 +1079,7 @@ func TestCalendarProposalShownWhole(t *testing.T) {
 	m := h.shown(p)
 	for _, want := range []string{"📅 New event", "<b>Event:</b> Q3 &lt;review&gt;", "<b>When:</b> Tue 10 Mar 2026 15:00–16:30 CET",
 		"<b>Where:</b> Room 2 &amp; 3", "<b>Attendees:</b> Alice &lt;alice@example.com&gt;, bob@example.com",
-		"<b>Invitations/updates sent to:</b> all", "Agenda: numbers", "<i>Why:</i> Alice asked to meet"} {
+		"<b>Invitations sent to:</b> all attendees", "Agenda: numbers", "<i>Why:</i> Alice asked to meet"} {
 		if !strings.Contains(m.Text, want) {
 			t.Errorf("message lacks %q:\n%s", want, m.Text)
 		}

@@ -17,6 +17,7 @@ const (
 	ActRedraft Action = "redraft"
 	ActReject  Action = "reject"
 	ActSnooze  Action = "snooze"
+	ActUndo    Action = "undo" // take back an approval during its send delay
 )
 
 // hashPrefixLen is how much of the payload hash a button carries: it ties
@@ -50,7 +51,7 @@ func ParseCallback(data string) (Callback, error) {
 	}
 	c := Callback{Action: Action(parts[0]), ProposalID: parts[1], HashPrefix: parts[2]}
 	switch c.Action {
-	case ActSend, ActEdit, ActRedraft, ActReject, ActSnooze:
+	case ActSend, ActEdit, ActRedraft, ActReject, ActSnooze, ActUndo:
 	default:
 		return Callback{}, fmt.Errorf("%w: unknown action", errBadCallback)
 	}
@@ -65,13 +66,19 @@ func ParseCallback(data string) (Callback, error) {
 
 // buttons are the approval buttons of a proposal.
 func buttons(p *approval.Proposal) [][]button {
-	cb := func(a Action) string {
-		return Callback{Action: a, ProposalID: p.ID, HashPrefix: p.PayloadHash[:hashPrefixLen]}.String()
-	}
 	return [][]button{
-		{{"✅ Send", cb(ActSend)}, {"✏️ Edit", cb(ActEdit)}, {"💬 Redraft", cb(ActRedraft)}},
-		{{"❌ Reject", cb(ActReject)}, {"⏰ Snooze", cb(ActSnooze)}},
+		{{"✅ Send", callback(p, ActSend)}, {"✏️ Edit", callback(p, ActEdit)}, {"💬 Redraft", callback(p, ActRedraft)}},
+		{{"❌ Reject", callback(p, ActReject)}, {"⏰ Snooze", callback(p, ActSnooze)}},
 	}
+}
+
+// undoButton is what an approval waiting out its send delay shows.
+func undoButton(p *approval.Proposal) [][]button {
+	return [][]button{{{"↩️ Undo", callback(p, ActUndo)}}}
+}
+
+func callback(p *approval.Proposal, a Action) string {
+	return Callback{Action: a, ProposalID: p.ID, HashPrefix: p.PayloadHash[:hashPrefixLen]}.String()
 }
 
 type button struct{ text, data string }

@@ -209,7 +209,7 @@ func (b *Bot) editMessage(ctx context.Context, chatID int64, msgID int, html str
 	}
 	html = splitHTML(html, MaxMessage)[0]
 	_, err := b.call(ctx, func(ctx context.Context) (any, error) {
-		return b.tg.EditMessageText(ctx, &tgbot.EditMessageTextParams{ChatID: chatID, MessageID: msgID, Text: html, ParseMode: models.ParseModeHTML, ReplyMarkup: rm})
+		return b.tg.EditMessageText(ctx, &tgbot.EditMessageTextParams{ChatID: chatID, MessageID: msgID, Text: html, ParseMode: models.ParseModeHTML, ReplyMarkup: rm, LinkPreviewOptions: noPreview()})
 	})
 	if err != nil && !strings.Contains(err.Error(), "message is not modified") && ctx.Err() == nil {
 		b.log.Warn("telegram: could not edit a memory message", "err", err)

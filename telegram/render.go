@@ -1,7 +1,6 @@
 package telegram
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -38,9 +37,11 @@ var kindLabel = map[approval.Kind]string{
 }
 
 // renderProposal shows the whole payload — every recipient, the subject
-// and the full body; the event's time and attendees — never a summary.
-// It depends only on fields that never change, so it can be rendered
-// again to edit the message after the decision.
+// and the full body; the event's times with their dates and the event as
+// it is beside a change (approval.Describe) — never a summary, then every
+// warning as a ⚠️ line just above the buttons. It depends only on fields
+// that never change, so it can be rendered again to edit the message after
+// the decision.
 func renderProposal(p *approval.Proposal, loc *time.Location) string {
 	var b strings.Builder
 	label := kindLabel[p.Kind]
@@ -48,103 +49,26 @@ func renderProposal(p *approval.Proposal, loc *time.Location) string {
 		label = string(p.Kind)
 	}
 	fmt.Fprintf(&b, "<b>%s</b> — %s\n", esc(label), esc(p.Title))
-	field := func(name, value string) {
-		if value != "" {
-			fmt.Fprintf(&b, "<b>%s:</b> %s\n", name, esc(value))
-		}
+	fields, text := approval.Describe(p, loc)
+	for _, f := range fields {
+		fmt.Fprintf(&b, "<b>%s:</b> %s\n", esc(f.Name), esc(f.Value))
 	}
-	switch p.Kind {
-	case approval.KindReply, approval.KindEmail, approval.KindForward:
-		var e approval.EmailPayload
-		json.Unmarshal(p.Payload, &e)
-		field("To", strings.Join(e.To, ", "))
-		field("Cc", strings.Join(e.Cc, ", "))
-		field("Bcc", strings.Join(e.Bcc, ", "))
-		fmt.Fprintf(&b, "<b>Subject:</b> %s\n", esc(e.Subject))
-		if e.InReplyTo != "" {
-			field("In reply to", e.InReplyTo)
-		}
+	if text != "" {
 		b.WriteString("\n")
-		b.WriteString(esc(e.Body))
+		b.WriteString(esc(text))
 		b.WriteString("\n")
-	case approval.KindCalendarCreate, approval.KindCalendarUpdate, approval.KindCalendarDelete, approval.KindCalendarRespond:
-		var c approval.CalendarPayload
-		json.Unmarshal(p.Payload, &c)
-		field("Event", c.Summary)
-		field("Event id", c.EventID)
-		field("Calendar", c.CalendarID)
-		if !c.Start.IsZero() {
-			field("When", eventTime(c, loc))
-		}
-		field("Where", c.Location)
-		field("Attendees", strings.Join(c.Attendees, ", "))
-		field("Response", c.Response)
-		updates := c.SendUpdates
-		if updates == "" {
-			updates = "all"
-		}
-		field("Invitations/updates sent to", updates)
-		if c.Description != "" {
-			b.WriteString("\n")
-			b.WriteString(esc(c.Description))
-			b.WriteString("\n")
-		}
-	case approval.KindGitHubComment:
-		var g approval.GitHubCommentPayload
-		json.Unmarshal(p.Payload, &g)
-		field("On", fmt.Sprintf("%s/%s#%d", g.Owner, g.Repo, g.Number))
-		b.WriteString("\n")
-		b.WriteString(esc(g.Body))
-		b.WriteString("\n")
-	case approval.KindAutomation:
-		var a approval.AutomationPayload
-		json.Unmarshal(p.Payload, &a)
-		field("Rule", a.Rule)
-		field("Sender", a.Sender)
-		field("Score change", fmt.Sprintf("%+d", a.Weight))
-		b.WriteString("\n")
-		b.WriteString(esc(a.Detail))
-		b.WriteString("\n")
-	default:
-		var pa approval.PluginActionPayload
-		json.Unmarshal(p.Payload, &pa)
-		field("Plugin", pa.Plugin)
-		field("Tool", pa.Tool)
-		if pa.Endpoint != "" {
-			// The exact request: where it goes and every byte of its body.
-			field("Request", pa.Method+" "+pa.Endpoint)
-			if len(pa.Body) > 0 {
-				fmt.Fprintf(&b, "<b>Body:</b>\n<pre>%s</pre>\n", esc(string(pa.Body)))
-			}
-		} else {
-			field("Arguments", string(pa.Arguments))
-		}
 	}
 	if p.Reason != "" {
 		fmt.Fprintf(&b, "\n<i>Why:</i> %s\n", esc(p.Reason))
 	}
+	if len(p.Warnings) > 0 {
+		b.WriteString("\n")
+		for _, w := range p.Warnings {
+			fmt.Fprintf(&b, "⚠️ %s\n", esc(w.Text))
+		}
+	}
 	fmt.Fprintf(&b, "\n<code>%s</code> · expires %s · hash <code>%s</code>", p.ID, p.Expires.In(loc).Format("Mon 15:04"), p.PayloadHash[:12])
 	return b.String()
-}
-
-func eventTime(c approval.CalendarPayload, loc *time.Location) string {
-	if c.TimeZone != "" {
-		if l, err := time.LoadLocation(c.TimeZone); err == nil {
-			loc = l
-		}
-	}
-	if c.AllDay {
-		return c.Start.In(loc).Format("Mon 2 Jan 2006") + " (all day)"
-	}
-	s := c.Start.In(loc).Format("Mon 2 Jan 2006 15:04")
-	if !c.End.IsZero() {
-		if c.End.In(loc).YearDay() == c.Start.In(loc).YearDay() {
-			s += "–" + c.End.In(loc).Format("15:04")
-		} else {
-			s += " – " + c.End.In(loc).Format("Mon 2 Jan 2006 15:04")
-		}
-	}
-	return s + " " + c.Start.In(loc).Format("MST")
 }
 
 // outcome is the line a decided proposal's message ends with.

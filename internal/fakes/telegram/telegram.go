@@ -219,6 +219,7 @@ type msgJSON struct {
 	Text           string          `json:"text,omitempty"`
 	Entities       []entity        `json:"entities,omitempty"`
 	ReplyToMessage *msgJSON        `json:"reply_to_message,omitempty"`
+	ForwardOrigin  map[string]any  `json:"forward_origin,omitempty"`
 	ReplyMarkup    json.RawMessage `json:"reply_markup,omitempty"`
 }
 
@@ -266,11 +267,22 @@ func (s *Server) SendGroupText(from User, groupID int64, text string) int64 {
 	return s.sendText(from, chat{ID: groupID, Type: "group", Title: "a group"}, text, 0)
 }
 
+// SendForwarded queues a message user forwarded into their private chat
+// with the bot: origin's text, with a forward_origin of type "user".
+func (s *Server) SendForwarded(from, origin User, text string) int64 {
+	return s.send(from, chat{ID: from.ID, Type: "private", FirstName: from.FirstName}, text, 0,
+		map[string]any{"type": "user", "date": s.now().Add(-time.Hour).Unix(), "sender_user": origin})
+}
+
 func (s *Server) sendText(from User, c chat, text string, replyTo int) int64 {
+	return s.send(from, c, text, replyTo, nil)
+}
+
+func (s *Server) send(from User, c chat, text string, replyTo int, forwardOrigin map[string]any) int64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.chats[c.ID] = true
-	m := &msgJSON{MessageID: s.nextMsg, From: &from, Date: s.now().Unix(), Chat: c, Text: text}
+	m := &msgJSON{MessageID: s.nextMsg, From: &from, Date: s.now().Unix(), Chat: c, Text: text, ForwardOrigin: forwardOrigin}
 	s.nextMsg++
 	if strings.HasPrefix(text, "/") {
 		cmd, _, _ := strings.Cut(text, " ")
