@@ -52,6 +52,7 @@ func TestAgentDojoInjectionsThroughTheDaemonGate(t *testing.T) {
 	cfg.Owner = config.Owner{Name: "Emma Johnson", Emails: []string{"emma.johnson@bluesparrowtech.com"}}
 	cfg.Location = time.UTC
 	cfg.Notifications.QuietStart, cfg.Notifications.QuietEnd, cfg.Notifications.DailyBudget = "", "", 100000
+	cfg.Approval.SendDelay = 0
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package daemon
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/omnibrain/omnibrain/api"
 	"github.com/omnibrain/omnibrain/approval"
@@ -33,7 +34,7 @@ func (a *App) openApproval(ctx context.Context) error {
 	p.executors = executor.NewRegistry()
 	gate, err := approval.NewGate(approval.GateOptions{
 		Store: a.store, Executors: p.executors, Notifier: p.queue,
-		Expiry: a.cfg.Approval.Expiry, Snooze: a.cfg.Approval.Snooze,
+		Expiry: a.cfg.Approval.Expiry, Snooze: a.cfg.Approval.Snooze, SendDelay: a.cfg.Approval.SendDelay,
 		Log: a.log.With("component", "approval"), Now: a.store.Now,
 	})
 	if err != nil {
@@ -84,11 +85,37 @@ type proposalsBackend struct {
 	app *App
 }
 
-// Approve approves, and without a running daemon executes at once.
+// Approve approves. In a CLI process (no daemon answered on the socket) it
+// then waits out the send delay and executes, so the command ends with the
+// outcome; interrupted during the delay, it undoes the approval. A home
+// has one outbox, ever: if a daemon holds the home but did not answer,
+// nothing is approved here and the owner is told how to restart it.
 func (b proposalsBackend) Approve(ctx context.Context, id, hash string, by approval.Owner) (*approval.Proposal, error) {
+	if b.app.daemon {
+		return b.Gate.Approve(ctx, id, hash, by)
+	}
+	if err := daemonUnresponsive(b.app.cfg.Home); err != nil {
+		return nil, err
+	}
 	p, err := b.Gate.Approve(ctx, id, hash, by)
-	if err != nil || b.app.daemon {
-		return p, err
+	if err != nil {
+		return nil, err
+	}
+	if wait := p.ExecuteAfter.Sub(b.app.store.Now()); wait > 0 {
+		t := time.NewTimer(wait)
+		defer t.Stop()
+		select {
+		case <-ctx.Done():
+			if _, err := b.Gate.Undo(context.WithoutCancel(ctx), id, by); err != nil {
+				return nil, fmt.Errorf("interrupted during the send delay, and undoing the approval failed: %w", err)
+			}
+			return nil, fmt.Errorf("interrupted during the send delay: the approval of %s is undone and nothing was sent", id)
+		case <-t.C:
+		}
+	}
+	// A daemon that started meanwhile runs its own outbox: leave it to it.
+	if daemonUnresponsive(b.app.cfg.Home) != nil {
+		return b.Gate.Get(ctx, id)
 	}
 	if err := b.Gate.ExecuteApproved(ctx); err != nil {
 		return nil, err

@@ -88,6 +88,9 @@ func newApprovalE2EHosted(t testing.TB, edit func(*config.Config), hosted http.R
 	// The notification policy is not under test: no quiet hours, no budget.
 	cfg.Notifications.QuietStart, cfg.Notifications.QuietEnd, cfg.Notifications.DailyBudget = "", "", 100000
 	cfg.LLM.Provider = "none" // never a local Ollama by chance
+	// What is sent is under test here, not when: the send delay has its
+	// own tests (a test's edit may set it).
+	cfg.Approval.SendDelay = 0
 	if edit != nil {
 		edit(cfg)
 	}

@@ -179,6 +179,7 @@ func googleApp(t *testing.T, fake *fakegoogle.Server) (*App, *api.Client) {
 	cfg.Google.APIURL, cfg.Google.TokenURL, cfg.Google.AuthURL = fake.URL, fake.TokenURL(), fake.AuthURL()
 	cfg.Google.ClientID, cfg.Google.ClientSecret = fake.ClientID(), config.Secret(fake.ClientSecret())
 	cfg.Location = time.UTC
+	cfg.Approval.SendDelay = 0 // approvals run at once here
 	app, err := Open(context.Background(), cfg, Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -248,6 +248,36 @@ func diskUsage(home string) int64 {
 	return n
 }
 
+// daemonUnresponsive is an error if a daemon holds the home's lock: this
+// process reached the home directly because the daemon's socket did not
+// answer, and it must not run an outbox beside the daemon's.
+func daemonUnresponsive(home string) error {
+	f, err := os.OpenFile(filepath.Join(home, "omnibrain.lock"), os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return fmt.Errorf("check the home's lock: %w", err)
+	}
+	defer f.Close() // closing releases a lock taken here
+	err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+	if !errors.Is(err, syscall.EWOULDBLOCK) {
+		return err
+	}
+	pid := lockHolder(home)
+	restart := "stop it (omnibrain service stop, or end its process) and start it again (omnibrain service start, or omnibrain run)"
+	if pid > 0 {
+		restart = fmt.Sprintf("stop it (omnibrain service stop, or kill %d) and start it again (omnibrain service start, or omnibrain run)", pid)
+	}
+	return fmt.Errorf("%w: the omnibrain daemon holds %s but does not answer on its socket, so nothing was done here: %s", api.ErrConflict, home, restart)
+}
+
+// lockHolder is the pid the home's lock holder wrote (0 if unknown).
+func lockHolder(home string) int {
+	var pid int
+	if b, err := os.ReadFile(filepath.Join(home, "omnibrain.lock")); err == nil {
+		fmt.Sscan(string(b), &pid)
+	}
+	return pid
+}
+
 // lockHome takes an exclusive lock on the home so two daemons never share it.
 func lockHome(home string) (func(), error) {
 	path := filepath.Join(home, "omnibrain.lock")
@@ -259,11 +289,7 @@ func lockHome(home string) (func(), error) {
 		f.Close()
 		if errors.Is(err, syscall.EWOULDBLOCK) {
 			// The holder wrote its pid: name it, so the owner knows what to stop.
-			var pid int
-			if b, err := os.ReadFile(path); err == nil {
-				fmt.Sscan(string(b), &pid)
-			}
-			if pid > 0 {
+			if pid := lockHolder(home); pid > 0 {
 				return nil, fmt.Errorf("another omnibrain daemon (pid %d) is already running on %s; stop it first (omnibrain service stop, or kill %d)", pid, home, pid)
 			}
 			return nil, fmt.Errorf("another omnibrain daemon is already running on %s", home)

@@ -29,7 +29,7 @@ func newGitHubEnv(t *testing.T, vars map[string]string, tokenFile string) *githu
 			t.Fatal(err)
 		}
 	}
-	env := map[string]string{"OMNIBRAIN_GITHUB_API_URL": srv.URL()}
+	env := map[string]string{"OMNIBRAIN_GITHUB_API_URL": srv.URL(), "OMNIBRAIN_SEND_DELAY": "0s"}
 	for k, v := range vars {
 		env[k] = v
 	}

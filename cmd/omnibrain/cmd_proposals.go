@@ -63,6 +63,9 @@ func proposalsCommand() *command {
 			e.printf("%-10s  %-10s  %-16s  %-11s  %s\n", "ID", "STATE", "KIND", "EXPIRES", "TITLE")
 			for _, p := range ps {
 				e.printf("%-10s  %-10s  %-16s  %-11s  %s\n", p.ID, p.State, p.Kind, p.Expires.In(loc).Format("Jan 2 15:04"), p.Title)
+				for _, w := range p.Warnings {
+					e.printf("%-10s  ⚠️  %s\n", "", w.Text)
+				}
 			}
 			return nil
 		},
@@ -121,37 +124,26 @@ func printProposal(e *env, p *approval.Proposal) {
 	if p.Error != "" {
 		e.printf("error    %s\n", p.Error)
 	}
-	e.printf("hash     %s\n\n", p.PayloadHash)
-	switch p.Kind {
-	case approval.KindReply, approval.KindEmail, approval.KindForward:
-		var m approval.EmailPayload
-		if json.Unmarshal(p.Payload, &m) == nil {
-			e.printf("To: %s\n", strings.Join(m.To, ", "))
-			if len(m.Cc) > 0 {
-				e.printf("Cc: %s\n", strings.Join(m.Cc, ", "))
-			}
-			if len(m.Bcc) > 0 {
-				e.printf("Bcc: %s\n", strings.Join(m.Bcc, ", "))
-			}
-			e.printf("Subject: %s\n", m.Subject)
-			if m.InReplyTo != "" {
-				e.printf("In-Reply-To: %s\n", m.InReplyTo)
-			}
-			e.printf("\n%s\n", m.Body)
-			return
-		}
-	case approval.KindGitHubComment:
-		var g approval.GitHubCommentPayload
-		if json.Unmarshal(p.Payload, &g) == nil {
-			e.printf("Comment on %s/%s#%d:\n\n%s\n", g.Owner, g.Repo, g.Number, g.Body)
-			return
-		}
+	e.printf("hash     %s\n", p.PayloadHash)
+	for _, w := range p.Warnings {
+		e.printf("⚠️  %s\n", w.Text)
 	}
-	// Every other kind: the payload itself, all of it.
-	var v any
-	json.Unmarshal(p.Payload, &v)
-	b, _ := json.MarshalIndent(v, "", "  ")
-	e.printf("%s\n", b)
+	e.printf("\n")
+	if p.Kind == approval.KindPluginAction {
+		// The arguments as sent, all of them.
+		var v any
+		json.Unmarshal(p.Payload, &v)
+		b, _ := json.MarshalIndent(v, "", "  ")
+		e.printf("%s\n", b)
+		return
+	}
+	fields, text := approval.Describe(p, loc)
+	for _, f := range fields {
+		e.printf("%s: %s\n", f.Name, f.Value)
+	}
+	if text != "" {
+		e.printf("\n%s\n", text)
+	}
 }
 
 func approveCommand() *command {
@@ -183,6 +175,9 @@ func approveCommand() *command {
 				e.printf("Approving exactly this:\n\n")
 				printProposal(e, shown)
 				e.printf("\n")
+				if cfg, err := e.config(); err == nil && cfg.Approval.SendDelay > 0 {
+					e.printf("It runs after the send delay (%s); until then Ctrl-C or omnibrain undo %s stops it.\n", cfg.Approval.SendDelay, shown.ID)
+				}
 			}
 			p, err := c.Approve(ctx, shown.ID, shown.PayloadHash)
 			if err != nil {
@@ -196,9 +191,42 @@ func approveCommand() *command {
 				e.printf("approved and done (remote id %s)\n", p.RemoteID)
 			case approval.StateFailed:
 				return fmt.Errorf("approved, but it failed: %s (not retried)", p.Error)
-			default:
+			case approval.StateApproved:
+				if wait := time.Until(p.ExecuteAfter); wait > 0 {
+					e.printf("approved: the daemon carries it out at %s, in %s; until then: omnibrain undo %s\n",
+						p.ExecuteAfter.In(e.location()).Format("15:04:05"), wait.Round(time.Second), p.ID)
+					return nil
+				}
 				e.printf("approved: the daemon carries it out now (see omnibrain proposals show %s)\n", p.ID)
+			default:
+				e.printf("approved; it is %s now (see omnibrain proposals show %s)\n", p.State, p.ID)
 			}
+			return nil
+		},
+	}
+}
+
+func undoCommand() *command {
+	return &command{
+		name:    "undo",
+		args:    "ID",
+		summary: "take back an approval during its send delay: nothing is sent and the proposal waits for you again",
+		run: func(ctx context.Context, e *env, args []string) error {
+			if len(args) != 1 {
+				return usagef("undo takes one proposal id")
+			}
+			c, err := e.api(ctx)
+			if err != nil {
+				return err
+			}
+			p, err := c.Undo(ctx, args[0])
+			if err != nil {
+				return proposalError(args[0], err)
+			}
+			if e.json {
+				return e.printJSON(p)
+			}
+			e.printf("undone: %s is pending again, nothing was sent (approve it again with: omnibrain approve %s)\n", p.ID, p.ID)
 			return nil
 		},
 	}

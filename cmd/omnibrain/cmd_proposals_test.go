@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/omnibrain/omnibrain/api"
 	"github.com/omnibrain/omnibrain/approval"
 	"github.com/omnibrain/omnibrain/google"
 	fakegoogle "github.com/omnibrain/omnibrain/internal/fakes/google"
@@ -37,7 +40,8 @@ func newApprovalHome(t *testing.T) *approvalHome {
 		"OMNIBRAIN_GOOGLE_CLIENT_ID=" + h.google.ClientID(), "OMNIBRAIN_GOOGLE_CLIENT_SECRET=" + h.google.ClientSecret(),
 	}
 	// The notification policy is not under test: no quiet hours, no budget.
-	cfg := "notifications:\n  quiet_start: \"\"\n  quiet_end: \"\"\n  daily_budget: 100000\n"
+	// A short send delay: approve waits it out before it sends.
+	cfg := "notifications:\n  quiet_start: \"\"\n  quiet_end: \"\"\n  daily_budget: 100000\napproval:\n  send_delay: 1s\n"
 	if err := os.WriteFile(filepath.Join(h.dir, "config.yaml"), []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -102,10 +106,18 @@ func TestCLIProposalsApproveRejectEdit(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &list); err != nil || len(list) != 2 {
 		t.Fatalf("proposals --json: %v %s", err, out)
 	}
-	for _, field := range []string{"id", "kind", "state", "created", "expires", "payload"} {
+	for _, field := range []string{"id", "kind", "state", "created", "expires", "payload", "warnings"} {
 		if _, ok := list[0][field]; !ok {
 			t.Errorf("proposals --json lacks %q: %v", field, list[0])
 		}
+	}
+	// alice@example.org never exchanged mail with the owner: said, with
+	// its code, in the JSON and the listing.
+	if ws, _ := list[0]["warnings"].([]any); len(ws) != 1 || ws[0].(map[string]any)["code"] != approval.WarnNewRecipient || ws[0].(map[string]any)["text"] == "" {
+		t.Errorf("warnings = %v", list[0]["warnings"])
+	}
+	if out, _, _ := h.run(t, "", "proposals"); strings.Count(out, "⚠️") != 2 {
+		t.Errorf("the listing does not show each proposal's warning:\n%s", out)
 	}
 	if pl, _ := list[0]["payload"].(map[string]any); pl["body"] == nil || pl["to"] == nil {
 		t.Errorf("payload not whole: %v", list[0]["payload"])
@@ -119,7 +131,8 @@ func TestCLIProposalsApproveRejectEdit(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("approve: %d %s\n%s", code, errOut, out)
 	}
-	for _, want := range []string{a.PayloadHash, "To: alice@example.org", "Subject: Numbers", "first body", "approved and done"} {
+	for _, want := range []string{a.PayloadHash, "To: alice@example.org", "Subject: Numbers", "first body", "⚠️  You have never exchanged mail with alice@example.org",
+		"It runs after the send delay (1s)", "approved and done"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("approve output lacks %q:\n%s", want, out)
 		}
@@ -245,5 +258,94 @@ func TestProposalCommandMistakes(t *testing.T) {
 				t.Errorf("error %v (usage error: %v), want %q (usage error: %v)", err, errors.As(err, &ue), tc.want, tc.usage)
 			}
 		})
+	}
+}
+
+// With the daemon running, approve returns at once and the mail waits out
+// the send delay; undo puts it back and nothing is sent; approved again,
+// exactly one mail goes out after the delay.
+func TestCLIUndoDuringTheSendDelay(t *testing.T) {
+	h := newApprovalHome(t)
+	if err := os.WriteFile(filepath.Join(h.dir, "config.yaml"), []byte("approval:\n  send_delay: 3s\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := h.propose(t, "undo me")
+	d := startDaemon(t, h.dir, h.env...)
+	out, errOut, code := h.run(t, "", "approve", p.ID)
+	if code != 0 || !strings.Contains(out, "omnibrain undo "+p.ID) {
+		t.Fatalf("approve: %d %s\n%s", code, errOut, out)
+	}
+	out, errOut, code = h.run(t, "", "undo", p.ID)
+	if code != 0 || !strings.Contains(out, "nothing was sent") {
+		t.Fatalf("undo: %d %s\n%s", code, errOut, out)
+	}
+	if n := len(h.google.Sent()); n != 0 {
+		t.Fatalf("%d mails sent after undo", n)
+	}
+	var got []approval.Proposal
+	out, _, _ = h.run(t, "", "proposals", "--json")
+	if err := json.Unmarshal([]byte(out), &got); err != nil || len(got) != 1 || got[0].State != approval.StatePending {
+		t.Fatalf("after undo: %v %s", err, out)
+	}
+	approvedAt := time.Now()
+	if out, errOut, code = h.run(t, "", "approve", p.ID); code != 0 {
+		t.Fatalf("approve again: %d %s\n%s", code, errOut, out)
+	}
+	waitFor(t, d, "the mail approved again", func() bool { return len(h.google.Sent()) == 1 })
+	if d := time.Since(approvedAt); d < 3*time.Second {
+		t.Errorf("sent %s after the approval, before the 3s delay", d)
+	}
+	// Once it ran, undo is too late and says so.
+	if _, errOut, code = h.run(t, "", "undo", p.ID); code == 0 || !strings.Contains(errOut, "nothing changed") {
+		t.Errorf("undo after the send: %d %q", code, errOut)
+	}
+	if n := len(h.google.Sent()); n != 1 {
+		t.Errorf("%d mails sent, want 1", n)
+	}
+}
+
+// When a daemon holds the home but does not answer on its socket, approve
+// does not run an outbox of its own: nothing is approved or sent, and the
+// owner is told how to restart the daemon.
+func TestCLIApproveWithAnUnresponsiveDaemonExecutesNothing(t *testing.T) {
+	h := newApprovalHome(t)
+	p := h.propose(t, "never from the CLI")
+	lock, err := os.OpenFile(filepath.Join(h.dir, "omnibrain.lock"), os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Close()
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintf(lock, "%d\n", os.Getpid())
+	// The socket exists and accepts, but nothing answers: a hung daemon.
+	ln, err := net.Listen("unix", filepath.Join(h.dir, api.SocketName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			defer c.Close()
+		}
+	}()
+	_, errOut, code := h.run(t, "", "approve", p.ID)
+	if code == 0 || !strings.Contains(errOut, "does not answer") || !strings.Contains(errOut, fmt.Sprintf("kill %d", os.Getpid())) {
+		t.Errorf("approve with a hung daemon: %d %q", code, errOut)
+	}
+	if n := len(h.google.Sent()); n != 0 {
+		t.Errorf("the CLI sent %d mails beside the daemon", n)
+	}
+	syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)
+	ln.Close()
+	out, _, _ := h.run(t, "", "proposals", "--json")
+	var got []approval.Proposal
+	if err := json.Unmarshal([]byte(out), &got); err != nil || len(got) != 1 || got[0].State != approval.StatePending {
+		t.Errorf("after the refused approve: %v %s", err, out)
 	}
 }

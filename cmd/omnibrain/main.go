@@ -90,6 +90,7 @@ func commands() []*command {
 		notificationsCommand(),
 		approveCommand(),
 		rejectCommand(),
+		undoCommand(),
 		editCommand(),
 		explainCommand(),
 		briefingCommand(),
