@@ -40,7 +40,8 @@ func TestOutboxExecutesOnlyTheOwnersDecisions(t *testing.T) {
 				// Approved, and changed before the outbox took it.
 				e.gate.Approve(ctx, p.ID, p.PayloadHash, approval.APIOwner())
 				forged, _ := approval.Canonical(approval.KindReply, approval.EmailPayload{To: []string{"mallory@evil.example"}, Subject: "x", Body: "y", InReplyTo: "<a1@example.com>"})
-				args = []any{forged, approval.HashPayload(forged), p.ID}
+				// A consistent forgery: the hash is what the gate would compute.
+				args = []any{forged, approval.HashProposal(forged, p.Warnings), p.ID}
 			}
 			if _, err := e.st.DB().ExecContext(ctx, c.sql, args...); err != nil {
 				t.Fatal(err)
