@@ -364,7 +364,7 @@ func storeRandomVectors(b *testing.B, st *store.Store, n, dim int) {
 				v[j] = float32(rng.NormFloat64())
 			}
 			embedder.Normalize(v)
-			if _, err := tx.Exec(`INSERT INTO item_vectors (item_id, vector) VALUES (?, ?)`, id, encodeVector(v)); err != nil {
+			if _, err := tx.Exec(`INSERT INTO item_vectors (item_id, vector) VALUES (?, ?)`, id, encodeInt8(v)); err != nil {
 				return err
 			}
 		}

@@ -2,313 +2,266 @@ package search
 
 import (
 	"cmp"
-	"context"
+	"container/heap"
+	"encoding/binary"
 	"fmt"
 	"math"
-	"math/rand/v2"
+	"runtime"
 	"slices"
-	"strconv"
 	"sync"
-
-	chromem "github.com/philippgille/chromem-go"
 )
 
-// vecIndex is the in-memory index: one vector per item (the mean of its
-// chunks', see itemVector) in chromem-go collections, one per partition.
-// It only finds candidates: their chunks are re-ranked from SQLite
-// (rerank), so it holds what finding them needs and no more. A small index
-// is one partition searched exhaustively. A large one is split around
-// k-means centroids (an inverted-file index): a query scans the partitions
-// whose centroids are nearest, since chromem's exhaustive scan of 100k
-// vectors alone takes longer than a search may.
+// vecIndex is the in-memory index: one vector per item (the normalised
+// sum of its chunks', see itemVector), quantised to int8 with one scale
+// per item, stored dimension by dimension. A query scores every item
+// exactly, reading only the dimensions in which it is not zero: the
+// built-in embedder gives a query one dimension per word, so a search of
+// three words reads three bytes of each item. It only finds candidates:
+// their chunks are re-ranked from SQLite (rerank).
+//
+// A slot holds one item; a removed item's slot is reused.
 type vecIndex struct {
-	mu    sync.RWMutex // guards parts' membership and items (chromem guards its own maps)
-	parts []*vecPart
-	// items holds each item's vector (the slice chromem holds, not a
-	// copy), so a filtered search scores exactly the items it selects.
-	items map[int64][]float32
-	// mean is the mean of the vectors the partitions were built from.
-	// Text vectors share a large common direction (the frequent words);
-	// partitions and routing work on what differs from it, or most mail
-	// lands in a few huge central partitions.
-	mean    []float32
-	probe   int
-	builtAt int // vectors when the partitions were built
+	mu    sync.RWMutex
+	dim   int
+	cols  [][]int8  // cols[d][slot]: dimension d of every slot
+	scale []float32 // per slot: the step of its int8 values; 0 for a free slot
+	items []int64   // per slot: the item, 0 for a free slot
+	slots map[int64]int32
+	free  []int32
 }
 
-// affinity ranks partitions for a vector: its similarity to the centroid
-// once the common direction is taken out.
-func (p *vecPart) affinity(v []float32) float32 { return dot32(p.centroid, v) - p.bias }
-
-type vecPart struct {
-	centroid []float32 // nil for the single partition of a small index
-	bias     float32   // the centroid's dot product with the index's mean
-	coll     *chromem.Collection
-}
-
-func newPart(centroid []float32) (*vecPart, error) {
-	// An in-memory DB per partition: chromem's persistence is not used,
-	// SQLite holds the vectors.
-	coll, err := chromem.NewDB().CreateCollection("items", nil, nil)
-	if err != nil {
-		return nil, fmt.Errorf("vectors: %w", err)
+func newVecIndex(dim, capacity int) *vecIndex {
+	x := &vecIndex{dim: dim, cols: make([][]int8, dim), slots: make(map[int64]int32, capacity)}
+	for d := range x.cols {
+		x.cols[d] = make([]int8, 0, capacity)
 	}
-	return &vecPart{centroid: centroid, coll: coll}, nil
+	x.scale = make([]float32, 0, capacity)
+	x.items = make([]int64, 0, capacity)
+	return x
 }
 
-// buildIndex builds an index over the given items' unit vectors.
-func buildIndex(ctx context.Context, ids []int64, vecs [][]float32, partSize, probe int) (*vecIndex, error) {
-	idx := &vecIndex{probe: probe, builtAt: len(ids), items: make(map[int64][]float32, len(ids))}
-	if len(ids) <= 2*partSize {
-		p, err := newPart(nil)
-		if err != nil {
-			return nil, err
-		}
-		idx.parts = []*vecPart{p}
-	} else {
-		cents, mean := kmeans(vecs, len(ids)/partSize, 8)
-		idx.mean = mean
-		for _, c := range cents {
-			p, err := newPart(c)
-			if err != nil {
-				return nil, err
-			}
-			p.bias = dot32(c, mean)
-			idx.parts = append(idx.parts, p)
-		}
-	}
-	for i, id := range ids {
-		if err := idx.add(ctx, id, vecs[i]); err != nil {
-			return nil, err
-		}
-	}
-	return idx, nil
-}
-
+// size is the number of items held.
 func (x *vecIndex) size() int {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
-	n := 0
-	for _, p := range x.parts {
-		n += p.coll.Count()
-	}
-	return n
+	return len(x.slots)
 }
 
-// add puts an item's vector in the partition with the nearest centroid,
+// add puts an item's vector (stored form: see encodeInt8) in the index,
 // replacing the one it had.
-func (x *vecIndex) add(ctx context.Context, item int64, vec []float32) error {
-	id := strconv.FormatInt(item, 10)
+func (x *vecIndex) add(item int64, enc []byte) error {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	p := x.parts[0]
-	if len(x.parts) > 1 {
-		best := float32(math.Inf(-1))
-		for _, q := range x.parts {
-			if s := q.affinity(vec); s > best {
-				best, p = s, q
-			}
+	if len(enc) < 4 {
+		return fmt.Errorf("vectors: item %d has a vector of %d bytes", item, len(enc))
+	}
+	if len(enc) != 4+x.dim {
+		if len(x.items) > 0 {
+			return fmt.Errorf("vectors: item %d has a vector of %d bytes, the index holds %d dimensions", item, len(enc), x.dim)
 		}
+		// An empty index takes the dimension of its first vector (a
+		// remote embedder's is known after its first answer).
+		x.dim, x.cols = len(enc)-4, make([][]int8, len(enc)-4)
 	}
-	if _, had := x.items[item]; had {
-		x.removeLocked(ctx, item, id) // it may belong in another partition now
+	scale := math.Float32frombits(binary.LittleEndian.Uint32(enc))
+	slot, ok := x.slots[item]
+	switch {
+	case ok:
+	case len(x.free) > 0:
+		slot = x.free[len(x.free)-1]
+		x.free = x.free[:len(x.free)-1]
+	default:
+		slot = int32(len(x.items))
+		for d := range x.cols {
+			x.cols[d] = append(x.cols[d], 0)
+		}
+		x.scale = append(x.scale, 0)
+		x.items = append(x.items, 0)
 	}
-	if err := p.coll.AddDocument(ctx, chromem.Document{ID: id, Embedding: vec}); err != nil {
-		return fmt.Errorf("vectors: index %s: %w", id, err)
+	for d, c := range x.cols {
+		c[slot] = int8(enc[4+d])
 	}
-	x.items[item] = vec
+	x.scale[slot], x.items[slot] = scale, item
+	x.slots[item] = slot
 	return nil
 }
 
 // remove drops an item.
-func (x *vecIndex) remove(ctx context.Context, item int64) {
+func (x *vecIndex) remove(item int64) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	if _, had := x.items[item]; had {
-		x.removeLocked(ctx, item, strconv.FormatInt(item, 10))
+	slot, ok := x.slots[item]
+	if !ok {
+		return
 	}
+	delete(x.slots, item)
+	for _, c := range x.cols {
+		c[slot] = 0
+	}
+	x.scale[slot], x.items[slot] = 0, 0
+	x.free = append(x.free, slot)
 }
 
-func (x *vecIndex) removeLocked(ctx context.Context, item int64, id string) {
-	for _, p := range x.parts {
-		p.coll.Delete(ctx, nil, nil, id)
+// term is one dimension a query uses.
+type term struct {
+	dim int
+	w   float32
+}
+
+// terms lists the dimensions in which q is not zero; nil if q does not
+// fit the index.
+func (x *vecIndex) terms(q []float32) []term {
+	if len(q) != x.dim {
+		return nil
 	}
-	delete(x.items, item)
+	var out []term
+	for d, w := range q {
+		if w != 0 {
+			out = append(out, term{d, w})
+		}
+	}
+	return out
 }
 
 // among returns up to n of the given items nearest to q, best first.
 func (x *vecIndex) among(q []float32, items []int64, n int) []vecHit {
 	x.mu.RLock()
+	defer x.mu.RUnlock()
+	return x.amongLocked(q, items, n)
+}
+
+func (x *vecIndex) amongLocked(q []float32, items []int64, n int) []vecHit {
+	ts := x.terms(q)
 	hits := make([]vecHit, 0, min(len(items), 1024))
 	for _, it := range items {
-		vec, ok := x.items[it]
+		slot, ok := x.slots[it]
 		if !ok {
 			continue // not embedded yet
 		}
-		hits = append(hits, vecHit{it, dot32(q, vec)})
+		var s float32
+		for _, t := range ts {
+			s += t.w * float32(x.cols[t.dim][slot])
+		}
+		hits = append(hits, vecHit{it, s * x.scale[slot]})
 	}
-	x.mu.RUnlock()
 	sortVecHits(hits)
 	return hits[:min(n, len(hits))]
 }
 
-// query returns up to n nearest items, best first. A partitioned index
-// scans the partitions nearest to q until it has seen probe partitions'
-// worth of vectors (at least probe partitions' centroids' worth of mail).
-func (x *vecIndex) query(ctx context.Context, q []float32, n int) ([]vecHit, error) {
+// scores holds a query's running score per slot; pooled, since at a
+// million items it is 4 MB a query.
+var scores = sync.Pool{New: func() any { return new([]float32) }}
+
+// parallelSlots is the size from which a query's scan is split across
+// the CPUs.
+const parallelSlots = 1 << 16
+
+// query returns up to n items nearest to q, best first: those that share
+// something with it, or every item when n covers them all (the re-ranking
+// then sees what the narrow vectors miss, a misspelt word).
+func (x *vecIndex) query(q []float32, n int) []vecHit {
 	x.mu.RLock()
-	parts := x.parts
-	x.mu.RUnlock()
-	if len(parts) > 1 {
-		ranked := slices.Clone(parts)
-		aff := make(map[*vecPart]float32, len(ranked))
-		total := 0
-		for _, p := range ranked {
-			aff[p] = p.affinity(q)
-			total += p.coll.Count()
+	defer x.mu.RUnlock()
+	if n >= len(x.slots) {
+		items := make([]int64, 0, len(x.slots))
+		for it := range x.slots {
+			items = append(items, it)
 		}
-		slices.SortFunc(ranked, func(a, b *vecPart) int { return cmp.Compare(aff[b], aff[a]) })
-		budget := x.probe * total / len(ranked)
-		end, seen := 0, 0
-		for end < len(ranked) && (end < x.probe || seen < budget) {
-			seen += ranked[end].coll.Count()
-			end++
-		}
-		parts = ranked[:end]
+		return x.amongLocked(q, items, n)
 	}
-	var out []chromem.Result
-	for _, p := range parts {
-		k := min(n, p.coll.Count()) // chromem refuses n > Count()
-		if k == 0 {
-			continue
-		}
-		res, err := p.coll.QueryEmbedding(ctx, q, k, nil, nil)
-		if err != nil {
-			return nil, fmt.Errorf("vectors: query: %w", err)
-		}
-		out = append(out, res...)
+	ts := x.terms(q)
+	slots := len(x.items)
+	if len(ts) == 0 || slots == 0 || n <= 0 {
+		return nil
 	}
-	hits := make([]vecHit, 0, len(out))
-	for _, r := range out {
-		item, err := strconv.ParseInt(r.ID, 10, 64)
-		if err != nil {
-			return nil, fmt.Errorf("vectors: bad document id %q", r.ID)
-		}
-		hits = append(hits, vecHit{item, r.Similarity})
+	buf := scores.Get().(*[]float32)
+	defer scores.Put(buf)
+	if cap(*buf) < slots {
+		*buf = make([]float32, slots)
+	}
+	s := (*buf)[:slots]
+
+	parts := 1
+	if slots >= parallelSlots {
+		parts = runtime.GOMAXPROCS(0)
+	}
+	found := make([][]vecHit, parts)
+	var wg sync.WaitGroup
+	for p := range parts {
+		from, to := p*slots/parts, (p+1)*slots/parts
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			found[p] = x.scan(ts, s[from:to], from, n)
+		}()
+	}
+	wg.Wait()
+	var hits []vecHit
+	for _, f := range found {
+		hits = append(hits, f...)
 	}
 	sortVecHits(hits)
-	return hits[:min(n, len(hits))], nil
+	return hits[:min(n, len(hits))]
 }
 
-func dot32(a, b []float32) float32 {
-	if len(a) != len(b) {
-		return -2
+// scan scores the slots from first on into s and returns the best n.
+func (x *vecIndex) scan(ts []term, s []float32, first, n int) []vecHit {
+	// The first dimension sets the scores, the others add to them: one
+	// pass over each dimension's bytes, in order.
+	col := x.cols[ts[0].dim][first : first+len(s)]
+	w := ts[0].w
+	for i, v := range col {
+		s[i] = w * float32(v)
 	}
-	var s float32
-	for i := range a {
-		s += a[i] * b[i]
+	for _, t := range ts[1:] {
+		col := x.cols[t.dim][first : first+len(s)]
+		w := t.w
+		for i, v := range col {
+			s[i] += w * float32(v)
+		}
 	}
-	return s
+	scale := x.scale[first : first+len(s)]
+	top := make(vecHeap, 0, n)
+	for i, v := range s {
+		sim := v * scale[i]
+		if sim <= 0 || (len(top) == n && sim <= top[0].sim) {
+			continue // free slots have scale 0
+		}
+		h := vecHit{x.items[first+i], sim}
+		if len(top) < n {
+			heap.Push(&top, h)
+		} else {
+			top[0] = h
+			heap.Fix(&top, 0)
+		}
+	}
+	return top
 }
 
-// kmeans returns k unit centroids and the mean of unit vectors: spherical
-// k-means over a sample with the mean taken out, seeded by k-means++ from
-// a fixed seed so rebuilds are reproducible.
-func kmeans(vecs [][]float32, k, iters int) ([][]float32, []float32) {
-	k = max(k, 1)
-	rng := rand.New(rand.NewPCG(1, 2))
-	sample := vecs
-	if len(sample) > 100*k {
-		sample = make([][]float32, 100*k)
-		for i := range sample {
-			sample[i] = vecs[rng.IntN(len(vecs))]
-		}
+// vecHeap is a min-heap of hits by similarity: the worst of the best n on top.
+type vecHeap []vecHit
+
+func (h vecHeap) Len() int { return len(h) }
+func (h vecHeap) Less(i, j int) bool {
+	if h[i].sim != h[j].sim {
+		return h[i].sim < h[j].sim
 	}
-	dim := len(vecs[0])
-	mean := make([]float32, dim)
-	for _, v := range sample {
-		for j, x := range v {
-			mean[j] += x
-		}
-	}
-	for j := range mean {
-		mean[j] /= float32(len(sample))
-	}
-	centred := make([][]float32, 0, len(sample))
-	for _, v := range sample {
-		c := make([]float32, dim)
-		for j := range c {
-			c[j] = v[j] - mean[j]
-		}
-		if normalize32(c) {
-			centred = append(centred, c)
-		}
-	}
-	if len(centred) == 0 {
-		return [][]float32{slices.Clone(vecs[0])}, mean
-	}
-	// k-means++: each next seed far from those chosen.
-	cents := [][]float32{slices.Clone(centred[rng.IntN(len(centred))])}
-	dist := make([]float64, len(centred))
-	for len(cents) < k {
-		var sum float64
-		for i, v := range centred {
-			d := 1 - float64(dot32(cents[len(cents)-1], v))
-			if len(cents) == 1 || d < dist[i] {
-				dist[i] = d
-			}
-			sum += max(dist[i], 0)
-		}
-		r, i := rng.Float64()*sum, 0
-		for ; i < len(centred)-1 && r > max(dist[i], 0); i++ {
-			r -= max(dist[i], 0)
-		}
-		cents = append(cents, slices.Clone(centred[i]))
-	}
-	assign := make([]int, len(centred))
-	for range iters {
-		for i, v := range centred {
-			best, bs := 0, float32(math.Inf(-1))
-			for c, cv := range cents {
-				if s := dot32(cv, v); s > bs {
-					best, bs = c, s
-				}
-			}
-			assign[i] = best
-		}
-		sums := make([][]float32, k)
-		for c := range sums {
-			sums[c] = make([]float32, dim)
-		}
-		for i, v := range centred {
-			s := sums[assign[i]]
-			for j := range v {
-				s[j] += v[j]
-			}
-		}
-		for c := range cents {
-			if normalize32(sums[c]) {
-				cents[c] = sums[c]
-			} else {
-				// An empty cluster restarts at a random sample point.
-				cents[c] = slices.Clone(centred[rng.IntN(len(centred))])
-			}
-		}
-	}
-	return cents, mean
+	return h[i].item > h[j].item
+}
+func (h vecHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *vecHeap) Push(v any)   { *h = append(*h, v.(vecHit)) }
+func (h *vecHeap) Pop() any {
+	old := *h
+	v := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return v
 }
 
-func normalize32(v []float32) bool {
-	var s float64
-	for _, x := range v {
-		s += float64(x) * float64(x)
-	}
-	if s == 0 {
-		return false
-	}
-	inv := float32(1 / math.Sqrt(s))
-	for i := range v {
-		v[i] *= inv
-	}
-	return true
+func sortVecHits(h []vecHit) {
+	slices.SortFunc(h, func(a, b vecHit) int {
+		if c := cmp.Compare(b.sim, a.sim); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.item, b.item)
+	})
 }

@@ -1,7 +1,7 @@
 // Package search finds what the owner has stored: keywords from the
-// store's full-text index, meaning from item vectors held in memory
-// (chromem-go) and persisted in the store, fused into one ranking, with
-// natural-language dates, person and source filters, and snippets.
+// store's full-text index, meaning from item vectors persisted in the store
+// and held in memory, fused into one ranking, with natural-language dates,
+// person and source filters, and snippets.
 package search
 
 import (
@@ -117,9 +117,7 @@ func (s *Searcher) Search(ctx context.Context, q Query) ([]Hit, error) {
 	}
 	p := plan{q: q, vecText: text}
 	p.terms = parseQueryTerms(text)
-	if q.Mode != ModeVector {
-		p.fts = ftsExpression(s.keywordTerms(ctx, p.terms))
-	}
+	p.fts = ftsExpression(s.keywordTerms(ctx, p.terms))
 	for _, t := range p.terms {
 		if !t.Phrase && !tokenize.StopWord(t.Words[0]) {
 			p.people = append(p.people, t.Words[0])
@@ -251,7 +249,7 @@ func (s *Searcher) runSearch(ctx context.Context, p *plan, v *Vectors) ([]Hit, e
 
 	var ftsIDs []int64
 	var ftsErr error
-	if q.Mode != ModeVector && p.fts != "" {
+	if p.fts != "" && (q.Mode != ModeVector || wantVec) {
 		search := s.ftsSearch // keywords alone, as asked
 		if q.Mode == ModeHybrid {
 			search = s.ftsSearchContext
@@ -260,6 +258,11 @@ func (s *Searcher) runSearch(ctx context.Context, p *plan, v *Vectors) ([]Hit, e
 		if ranked, ftsErr = search(ctx, p, depth); ftsErr == nil {
 			for i, r := range ranked {
 				ftsIDs = append(ftsIDs, r.id)
+				if q.Mode == ModeVector {
+					// Only candidates for the vectors to rank: the
+					// narrow vectors miss items the exact ones rank high.
+					continue
+				}
 				c := get(r.id)
 				c.ftsRank, c.ftsScore = i+1, -r.bm25 // bm25 is lower-is-better
 			}
@@ -270,7 +273,7 @@ func (s *Searcher) runSearch(ctx context.Context, p *plan, v *Vectors) ([]Hit, e
 		var hits []vecHit
 		err := vc.err
 		if err == nil {
-			hits, err = v.rerankCandidates(ctx, vc, ftsIDs, depth)
+			hits, err = v.rerankCandidates(ctx, vc, ftsIDs, depth, q.Mode == ModeHybrid)
 		}
 		if err != nil && q.Mode == ModeVector {
 			return nil, err
@@ -358,7 +361,7 @@ func (s *Searcher) runSearch(ctx context.Context, p *plan, v *Vectors) ([]Hit, e
 			continue
 		}
 		seen[key] = true
-		hits = append(hits, Hit{Item: c.item, Score: c.score, Snippet: snippet(c.item, p.terms), ByMeaning: p.fts != "" && c.ftsRank == 0})
+		hits = append(hits, Hit{Item: c.item, Score: c.score, Snippet: snippet(c.item, p.terms), ByMeaning: q.Mode != ModeVector && p.fts != "" && c.ftsRank == 0})
 		if len(hits) == q.Limit {
 			break
 		}
@@ -462,17 +465,22 @@ func (s *Searcher) vectorCandidates(ctx context.Context, p *plan, v *Vectors, n 
 
 // rerankCandidates ranks the nearest items and the keyword hits (also) by
 // their chunks' stored vectors, and returns the best n: the index holds
-// one approximate vector per item, the chunks say which item is nearest.
-// When the keywords found n hits themselves, the index's best 2n join
-// them: more only adds far-fetched items that crowd the fused ranking (on
-// LoCoMo, with or without 8k mails beside it). When they found fewer (a
-// misspelt query), the vector half has to fill the list and keeps all.
-func (v *Vectors) rerankCandidates(ctx context.Context, c vecCandidates, also []int64, n int) ([]vecHit, error) {
+// one narrow vector per item, the chunks say which item is nearest. The
+// keyword hits are candidates because the narrow vectors (a word's
+// dimension shared with the item's other words) miss a third of the items
+// the chunks rank highest (TestVectorKnownItemsAtScale).
+//
+// For fusion (fused true), when the keywords found n hits themselves, the
+// index's best 2n join them: more only adds far-fetched items that crowd
+// the fused ranking (on LoCoMo, with or without 8k mails beside it). When
+// they found fewer (a misspelt query), the vector half has to fill the
+// list and keeps all.
+func (v *Vectors) rerankCandidates(ctx context.Context, c vecCandidates, also []int64, n int, fused bool) ([]vecHit, error) {
 	if c.qv.narrow == nil {
 		return nil, nil
 	}
 	hits := c.hits
-	if len(also) >= n {
+	if fused && len(also) >= n {
 		hits = hits[:min(len(hits), 2*n)]
 	}
 	ids := slices.Clone(also)

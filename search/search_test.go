@@ -302,7 +302,7 @@ func TestVectorsReembedWhenTheEmbedderChanges(t *testing.T) {
 		t.Fatal(err)
 	}
 	dims := func() map[int]int {
-		rows, err := st.DB().Query(`SELECT length(vector) / 4, COUNT(*) FROM item_vectors GROUP BY 1`)
+		rows, err := st.DB().Query(`SELECT length(vector) - 4, COUNT(*) FROM item_vectors GROUP BY 1`)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -362,21 +362,21 @@ func TestVectorsReembedWhenTheEmbedderChanges(t *testing.T) {
 	}
 }
 
-// The int8 wide vectors keep every dimension within half a step.
+// Int8 vectors keep every dimension within half a step.
 func TestEncodeWideRoundTrip(t *testing.T) {
 	v := make([]float32, embedder.WideDimension)
 	for i := range v {
 		v[i] = float32(math.Sin(float64(i)*1.7)) * float32(i%7)
 	}
 	embedder.Normalize(v)
-	b := encodeWide(v)
+	b := encodeInt8(v)
 	scale := math.Float32frombits(binary.LittleEndian.Uint32(b))
 	for i, x := range v {
 		if got := float32(int8(b[4+i])) * scale; math.Abs(float64(got-x)) > float64(scale)/2*1.0001 {
 			t.Fatalf("dimension %d: %v stored as %v (step %v)", i, x, got, scale)
 		}
 	}
-	if d, ok := dotWide(v, b); !ok || math.Abs(float64(d)-1) > 0.01 {
+	if d, ok := dotInt8(v, b); !ok || math.Abs(float64(d)-1) > 0.01 {
 		t.Fatalf("self dot = %v, %v", d, ok)
 	}
 }

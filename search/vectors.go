@@ -1,14 +1,12 @@
 package search
 
 import (
-	"cmp"
 	"context"
 	"database/sql"
 	"encoding/binary"
 	"fmt"
 	"log/slog"
 	"math"
-	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
@@ -32,17 +30,6 @@ type VectorOptions struct {
 	MaxChunks int // default 8
 	// BatchSize is how many items go to the embedder at once (default 64).
 	BatchSize int
-	// PartitionSize: an index of more than twice this many vectors is split
-	// into partitions of about this size around k-means centroids, and a
-	// query scans the partitions nearest to it until it has seen Probe
-	// partitions' share of the vectors (an IVF index), so search time
-	// stays flat as the mailbox grows. Defaults 2000 and 8: at 100k items
-	// a query scans a sixth of them. Smaller partitions route better for
-	// the same share scanned (TestVectorKnownItemsAtScale: 23% of known
-	// mails found with partitions twice this size and half the probes),
-	// but each costs a chromem query and k-means time at load.
-	PartitionSize int
-	Probe         int
 	// Poll is how often the indexer looks for queued items when nobody
 	// wakes it (default 2s).
 	Poll time.Duration
@@ -62,12 +49,6 @@ func (o *VectorOptions) defaults() {
 	}
 	if o.BatchSize <= 0 {
 		o.BatchSize = 64
-	}
-	if o.PartitionSize <= 0 {
-		o.PartitionSize = 2000
-	}
-	if o.Probe <= 0 {
-		o.Probe = 8
 	}
 	if o.Poll <= 0 {
 		o.Poll = 2 * time.Second
@@ -94,7 +75,7 @@ type VectorStatus struct {
 }
 
 // Vectors is the semantic half of search: item vectors persisted in SQLite
-// and held in memory in chromem-go collections. One goroutine (Run, or
+// and held in memory in an int8 index (index.go). One goroutine (Run, or
 // Sync in a one-shot CLI process) writes; searches read concurrently and
 // never wait for loading or indexing.
 type Vectors struct {
@@ -176,9 +157,6 @@ func (v *Vectors) Run(ctx context.Context) error {
 		default:
 			failing.Reset()
 			wait = v.opts.Poll
-			if err := v.maybeRebuild(ctx); err != nil {
-				return err
-			}
 		}
 		select {
 		case <-ctx.Done():
@@ -276,9 +254,7 @@ func (v *Vectors) Load(ctx context.Context) error {
 	if err := v.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM item_vectors`).Scan(&n); err != nil {
 		return fmt.Errorf("vectors: count: %w", err)
 	}
-	dim := 0
-	var slab []float32 // one allocation for all vectors: less heap overhead
-	ids := make([]int64, 0, n)
+	var idx *vecIndex
 	// RawBytes reuses one buffer instead of copying every blob.
 	var blob sql.RawBytes
 	err := store.Each(ctx, v.db, func(r store.Scanner) error {
@@ -286,50 +262,24 @@ func (v *Vectors) Load(ctx context.Context) error {
 		if err := r.Scan(&item, &blob); err != nil {
 			return err
 		}
-		if dim == 0 {
-			dim = len(blob) / 4
-			slab = make([]float32, 0, n*dim)
+		if idx == nil {
+			idx = newVecIndex(len(blob)-4, n)
 		}
-		if len(blob) != dim*4 {
-			v.log.Warn("skipping stored vector of another dimension", "item", item, "bytes", len(blob))
-			return nil
+		if err := idx.add(item, blob); err != nil {
+			v.log.Warn("skipping a stored vector", "err", err)
 		}
-		slab = appendDecoded(slab, blob)
-		ids = append(ids, item)
 		return nil
 	}, `SELECT item_id, vector FROM item_vectors`)
 	if err != nil {
 		return fmt.Errorf("vectors: load: %w", err)
 	}
-	vecs := make([][]float32, len(ids))
-	for i := range ids {
-		vecs[i] = slab[i*dim : (i+1)*dim : (i+1)*dim]
-	}
-	idx, err := buildIndex(ctx, ids, vecs, v.opts.PartitionSize, v.opts.Probe)
-	if err != nil {
-		return err
+	if idx == nil {
+		idx = newVecIndex(v.emb.Dimension(), 0)
 	}
 	v.idx.Store(idx)
-	// Loading makes garbage (rows, the previous index); give it back to
-	// the OS so an idle daemon's footprint is what the index really holds.
-	debug.FreeOSMemory()
-	v.log.Info("vector index loaded", "items", len(ids), "partitions", len(idx.parts), "took", time.Since(start).Round(time.Millisecond))
+	v.log.Info("vector index loaded", "items", idx.size(), "took", time.Since(start).Round(time.Millisecond))
 	v.setStatus(func(*VectorStatus) {})
 	return nil
-}
-
-// maybeRebuild re-partitions the index once it has doubled since it was
-// built, so partitions stay about PartitionSize.
-func (v *Vectors) maybeRebuild(ctx context.Context) error {
-	idx := v.idx.Load()
-	if idx == nil {
-		return nil
-	}
-	n := idx.size()
-	if n <= 2*v.opts.PartitionSize || n <= 2*idx.builtAt {
-		return nil
-	}
-	return v.Load(ctx)
 }
 
 // IndexPending embeds up to one batch of queued items and stores their
@@ -354,7 +304,7 @@ func (v *Vectors) IndexPending(ctx context.Context) (int, error) {
 
 	// Store and index in one go; the queue entry goes in the same
 	// transaction, so a crash re-embeds rather than loses an item.
-	means := make(map[int64][]float32, len(ids))
+	means := make(map[int64][]byte, len(ids))
 	err = v.st.Tx(ctx, func(tx *store.Tx) error {
 		for _, id := range ids {
 			if _, err := tx.Exec(`DELETE FROM item_vectors WHERE item_id = ?`, id); err != nil {
@@ -364,14 +314,15 @@ func (v *Vectors) IndexPending(ctx context.Context) (int, error) {
 				return err
 			}
 			if mean := itemVector(byItem[id]); mean != nil {
+				enc := encodeInt8(mean)
 				// The item may have been deleted since it was read.
 				res, err := tx.Exec(`INSERT INTO item_vectors (item_id, vector)
-					SELECT ?, ? WHERE EXISTS (SELECT 1 FROM items WHERE id = ?)`, id, encodeVector(mean), id)
+					SELECT ?, ? WHERE EXISTS (SELECT 1 FROM items WHERE id = ?)`, id, enc, id)
 				if err != nil {
 					return err
 				}
 				if n, _ := res.RowsAffected(); n == 1 {
-					means[id] = mean
+					means[id] = enc
 				}
 			}
 			if means[id] != nil {
@@ -393,10 +344,10 @@ func (v *Vectors) IndexPending(ctx context.Context) (int, error) {
 	if idx := v.idx.Load(); idx != nil {
 		for _, id := range ids {
 			if means[id] == nil {
-				idx.remove(ctx, id)
+				idx.remove(id)
 				continue
 			}
-			if err := idx.add(ctx, id, means[id]); err != nil {
+			if err := idx.add(id, means[id]); err != nil {
 				return 0, err
 			}
 		}
@@ -443,13 +394,13 @@ const (
 // (built-in embedder only), more exact, for re-ranking.
 type chunkVec struct{ narrow, wide []float32 }
 
-// encode is the chunk's re-ranking vector as stored: the wide one as int8
-// when there is one, else the narrow one.
+// encode is the chunk's re-ranking vector as stored: the wide one when
+// there is one, else the narrow one.
 func (c chunkVec) encode() []byte {
 	if c.wide != nil {
-		return encodeWide(c.wide)
+		return encodeInt8(c.wide)
 	}
-	return encodeVector(c.narrow)
+	return encodeInt8(c.narrow)
 }
 
 // itemVector is what the in-memory index holds of an item: the normalised
@@ -637,9 +588,10 @@ func (v *Vectors) embedAll(ctx context.Context, texts []string) ([]chunkVec, err
 	return out, nil
 }
 
-// encodeWide stores a unit vector as int8 with its scale in front: a
-// quarter of the float32 size, and exact enough for ranking.
-func encodeWide(v []float32) []byte {
+// encodeInt8 stores a unit vector as int8 with its scale in front (a
+// little-endian float32): a quarter of the float32 size, and exact enough
+// for ranking.
+func encodeInt8(v []float32) []byte {
 	var maxAbs float32
 	for _, x := range v {
 		if x > maxAbs {
@@ -664,20 +616,8 @@ func encodeWide(v []float32) []byte {
 	return b
 }
 
-// dotEncoded is the inner product of a query and a stored float32 vector.
-func dotEncoded(q []float32, b []byte) (float32, bool) {
-	if len(b) != 4*len(q) {
-		return 0, false
-	}
-	var s float32
-	for i, x := range q {
-		s += x * math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
-	}
-	return s, true
-}
-
-// dotWide is the inner product of a float32 query and a stored wide vector.
-func dotWide(q []float32, b []byte) (float32, bool) {
+// dotInt8 is the inner product of a float32 query and a stored int8 vector.
+func dotInt8(q []float32, b []byte) (float32, bool) {
 	if len(b) != 4+len(q) {
 		return 0, false
 	}
@@ -690,18 +630,17 @@ func dotWide(q []float32, b []byte) (float32, bool) {
 }
 
 // exactItems is the size up to which every item is a candidate: the
-// index's approximate vectors would only lose some (a misspelt word, for
-// one, shares too little with the right item's narrow vector to rank it
+// index's narrow vectors would only lose some (a misspelt word, for one,
+// shares too little with the right item's narrow vector to rank it
 // reliably), and re-ranking a thousand items from SQLite takes a few
 // milliseconds.
 const exactItems = 1000
 
 // candidates is how many of size items the index proposes for re-ranking
 // when a search keeps n vector hits: every item of a small index, else 4n.
-// Its one approximate vector per item finds the right items less surely
-// than their chunks' stored vectors rank them: on real mail, 4n candidates
-// held a known mail about 65% of the time where 2n did 50% (at 128
-// dimensions).
+// Its one narrow vector per item finds the right items less surely than
+// their chunks' stored vectors rank them: on real mail, 4n candidates held
+// a known mail about 65% of the time where 2n did 50% (at 128 dimensions).
 func candidates(n, size int) int {
 	if size <= exactItems {
 		return size
@@ -722,7 +661,7 @@ func (v *Vectors) nearest(ctx context.Context, q []float32, n int) ([]vecHit, er
 	if idx == nil {
 		return nil, nil
 	}
-	return idx.query(ctx, q, candidates(n, idx.size()))
+	return idx.query(q, candidates(n, idx.size())), nil
 }
 
 // nearestAmong returns up to n of the given items nearest to q: under a
@@ -734,15 +673,6 @@ func (v *Vectors) nearestAmong(_ context.Context, q []float32, items []int64, n 
 		return nil, nil
 	}
 	return idx.among(q, items, candidates(n, len(items))), nil
-}
-
-func sortVecHits(h []vecHit) {
-	slices.SortFunc(h, func(a, b vecHit) int {
-		if c := cmp.Compare(b.sim, a.sim); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.item, b.item)
-	})
 }
 
 // embedQuery embeds a query; the built-in embedder weighs words by their
@@ -774,9 +704,9 @@ func (v *Vectors) rerank(ctx context.Context, qv chunkVec, ids []int64, n int) (
 	ids = slices.Clone(ids)
 	slices.Sort(ids)
 	ids = slices.Compact(ids)
-	q, dot := qv.narrow, dotEncoded
+	q := qv.narrow
 	if qv.wide != nil {
-		q, dot = qv.wide, dotWide
+		q = qv.wide
 	}
 	best := map[int64]float32{}
 	// RawBytes: the blob is read in place, not copied.
@@ -786,7 +716,7 @@ func (v *Vectors) rerank(ctx context.Context, qv chunkVec, ids []int64, n int) (
 		if err := r.Scan(&id, &blob); err != nil {
 			return err
 		}
-		if s, ok := dot(q, blob); ok {
+		if s, ok := dotInt8(q, blob); ok {
 			if old, seen := best[id]; !seen || s > old {
 				best[id] = s
 			}
@@ -809,19 +739,4 @@ func topHits(best map[int64]float32, n int) []vecHit {
 		out = out[:n]
 	}
 	return out
-}
-
-func encodeVector(v []float32) []byte {
-	b := make([]byte, 4*len(v))
-	for i, x := range v {
-		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
-	}
-	return b
-}
-
-func appendDecoded(dst []float32, b []byte) []float32 {
-	for i := 0; i+4 <= len(b); i += 4 {
-		dst = append(dst, math.Float32frombits(binary.LittleEndian.Uint32(b[i:])))
-	}
-	return dst
 }
