@@ -149,7 +149,7 @@ func startAndMeasure(b *testing.B, bin, home string) startResult {
 			b.Fatalf("search %q: %v", q, err)
 		}
 	}
-	time.Sleep(settle + releaseEvery) // idle again: past one check of releaseIdleMemory
+	time.Sleep(settle) // idle again
 	if res.usedKB, err = procStatusKB(cmd.Process.Pid, "VmRSS"); err != nil {
 		b.Fatal(err)
 	}
