@@ -225,15 +225,8 @@ func TestE2EDraftReplyGathersContextAndSeesTheConflict(t *testing.T) {
 	defer stop()
 	// The chain's last stage is recorded once the run has ended, just
 	// after its proposal reached the owner.
-	var text string
-	if !b.tg.WaitUntil(20*time.Second, func() bool {
-		x, err := c.Explain(context.Background(), askID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		text = x.Text
-		return strings.Contains(text, "draft_reply: done") && strings.Contains(text, "→ reply drafted")
-	}) || !strings.Contains(text, "Reasoning chain: received → classified → context gathered → reply drafted") || !strings.Contains(text, "draft_reply: done, 1 attempt(s)") {
+	text := b.explained(c, askID, "Reasoning chain: received → classified → context gathered → reply drafted")
+	if !strings.Contains(b.explained(c, askID, "draft_reply: done"), "draft_reply: done, 1 attempt(s)") {
 		t.Errorf("explain:\n%s", text)
 	}
 }
@@ -323,15 +316,18 @@ func TestE2EBudgetSpentPausesBackgroundRuns(t *testing.T) {
 func (b *brainE2E) explained(c *api.Client, id, want string) string {
 	b.t.Helper()
 	var text string
-	if !b.tg.WaitUntil(20*time.Second, func() bool {
+	deadline := time.Now().Add(20 * time.Second)
+	for !strings.Contains(text, want) {
 		x, err := c.Explain(context.Background(), id)
 		if err != nil {
 			b.t.Fatal(err)
 		}
 		text = x.Text
-		return strings.Contains(text, want)
-	}) {
-		b.t.Errorf("explain %s lacks %q:\n%s", id, want, text)
+		if time.Now().After(deadline) {
+			b.t.Errorf("explain %s lacks %q:\n%s", id, want, text)
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 	return text
 }
@@ -391,4 +387,44 @@ func TestE2EExplainShowsEachChain(t *testing.T) {
 		t.Errorf("the meeting's run is not explained:\n%s", meeting)
 	}
 	b.explained(c, "pr:acme/books#1", "Reasoning chain: reported → analysed")
+}
+
+// A run interrupted three times (the daemon stopped while it ran) is
+// dropped when the daemon starts a fourth time: the template takes over
+// and says so, status carries a note, explain shows the dropped run.
+func TestE2EInterruptedThreeTimesIsDropped(t *testing.T) {
+	b := newBrainE2E(t, nil)
+	b.onDraft(func(fakellm.Request) fakellm.Turn { return fakellm.Turn{Hang: true} })
+	now := b.clock.Now()
+	ask := b.google.AddMessage(rawMessage("Alice Partner <"+alice+">", owen, "Contract", "<contract@partner.example>", now.Add(-time.Hour),
+		"Hi Owen,\n\ncan you send the signed contract?\n\nAlice"), fakegoogle.MessageOptions{})
+	b.collect("gmail")
+	for i := 1; i <= 3; i++ {
+		b.waitGoogle(fmt.Sprintf("drafting attempt %d", i), func() bool { return len(b.draftRequests()) == i })
+		b.stop()
+		b.start()
+	}
+	b.wait("the templated acknowledgement", func() bool { return b.sentTo("Templated acknowledgement (no model draft: the model") == 1 })
+	if n := len(b.draftRequests()); n != 3 {
+		t.Errorf("%d drafting requests, want 3 (the dropped run is not tried a fourth time)", n)
+	}
+	c, stop := api.NewInProcessClient(b.app.Handler())
+	defer stop()
+	x := b.explained(c, ask.ID, "draft_reply: dropped")
+	if !strings.Contains(x, "interrupted 3 times") {
+		t.Errorf("explain:\n%s", x)
+	}
+	st, err := c.Status(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var note string
+	for _, comp := range st.Components {
+		if comp.Name == "agent" {
+			note = comp.LastError
+		}
+	}
+	if !strings.Contains(note, "interrupted 3 times: dropped") {
+		t.Errorf("status lacks the note: agent %q", note)
+	}
 }
