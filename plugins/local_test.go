@@ -231,6 +231,9 @@ func TestLocalPluginChangedIsNotUsedUntilUpdated(t *testing.T) {
 	if v := Verify(context.Background(), nil, e.root, "wx", time.Now()); v.State != StateChanged {
 		t.Fatalf("verify = %+v", v)
 	}
+	if l, _ := List(e.root, true); l[0].State != StateChanged {
+		t.Fatalf("list = %+v", l)
+	}
 	c, err := PrepareUpdate(context.Background(), e.opts(""), "wx")
 	if err != nil {
 		t.Fatal(err)

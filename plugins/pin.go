@@ -216,7 +216,11 @@ func List(root string, landlock bool) ([]Listed, error) {
 		}
 		p, err := loadPlugin(dir, pin, landlock)
 		if err != nil {
-			out = append(out, Listed{Name: pin.Name, Source: pin.Source, Kind: pin.Kind, State: StateBroken, Detail: err.Error(), Tools: []ListedTool{}})
+			state := StateBroken
+			if errors.Is(err, ErrChanged) {
+				state = StateChanged
+			}
+			out = append(out, Listed{Name: pin.Name, Source: pin.Source, Kind: pin.Kind, State: state, Detail: err.Error(), Tools: []ListedTool{}})
 			continue
 		}
 		out = append(out, p.listed())
