@@ -13,6 +13,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/omnibrain/omnibrain/config"
 )
 
 // AddOptions are what `plugin add` and `plugin update` were told.
@@ -334,18 +336,18 @@ func (c *Candidate) Save(root string) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("plugins: %w", err)
 	}
-	if err := writeFile(filepath.Join(dir, ManifestCopy), c.raw, 0o600); err != nil {
+	if err := config.WriteSecretFile(filepath.Join(dir, ManifestCopy), c.raw); err != nil {
 		return fmt.Errorf("plugins: %w", err)
 	}
 	if c.Pin.Kind == KindHTTP {
 		if c.token != "" {
-			if err := writeFile(filepath.Join(dir, TokenFile), []byte(c.token+"\n"), 0o600); err != nil {
+			if err := config.WriteSecretFile(filepath.Join(dir, TokenFile), []byte(c.token+"\n")); err != nil {
 				return fmt.Errorf("plugins: %w", err)
 			}
 		}
 		if c.ChatMessages {
 			if key, err := readSecret(filepath.Join(dir, AppKeyFile)); err != nil || key == "" {
-				if err := writeFile(filepath.Join(dir, AppKeyFile), []byte(randomHex(32)+"\n"), 0o600); err != nil {
+				if err := config.WriteSecretFile(filepath.Join(dir, AppKeyFile), []byte(randomHex(32)+"\n")); err != nil {
 					return fmt.Errorf("plugins: %w", err)
 				}
 			}

@@ -12,6 +12,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/omnibrain/omnibrain/config"
 )
 
 // What HOME/plugins/<name>/ holds for an added plugin. A local plugin's
@@ -111,38 +113,12 @@ func readPin(dir string) (*Pin, error) {
 	return &p, nil
 }
 
-// writeFile writes data with mode perm atomically (a temporary file
-// renamed over the old one), so a crash never leaves half a pin.
-func writeFile(path string, data []byte, perm os.FileMode) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if err := tmp.Chmod(perm); err != nil {
-		tmp.Close()
-		return err
-	}
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
-}
-
 func writeJSON(path string, v any) error {
 	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return err
 	}
-	return writeFile(path, append(b, '\n'), 0o600)
+	return config.WriteSecretFile(path, append(b, '\n'))
 }
 
 // readSecret reads a 0600 secret file; "" when there is none. A file
@@ -155,8 +131,8 @@ func readSecret(path string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if fi.Mode().Perm()&0o077 != 0 {
-		return "", fmt.Errorf("%s is readable by others (mode %v): chmod 600 it", path, fi.Mode().Perm())
+	if err := config.CheckPrivate(path, fi.Mode()); err != nil {
+		return "", err
 	}
 	b, err := os.ReadFile(path)
 	if err != nil {
