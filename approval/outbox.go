@@ -10,6 +10,10 @@ import (
 	"github.com/omnibrain/omnibrain/store"
 )
 
+// FailedKeyPrefix starts the notification key that tells the owner an
+// approved proposal failed: the outcome of their own approval.
+const FailedKeyPrefix = "proposal-failed:"
+
 // Kick wakes the outbox (after an approval).
 func (g *Gate) Kick() {
 	select {
@@ -322,7 +326,7 @@ func (g *Gate) finish(ctx context.Context, p *Proposal, remoteID string, execErr
 	if execErr != nil {
 		g.log.Warn("proposal failed", "proposal", p.ID, "err", execErr)
 		if g.notifier != nil {
-			msg := notify.Message{Level: notify.Important, Key: "proposal-failed:" + p.ID, ItemID: p.ItemID,
+			msg := notify.Message{Level: notify.Important, Key: FailedKeyPrefix + p.ID, ItemID: p.ItemID,
 				Text: fmt.Sprintf("Could not do “%s” (proposal %s): %s. It was not retried.", p.Title, p.ID, execErr)}
 			// The failure is recorded: the owner must hear of it even if
 			// shutdown began meanwhile, and before anyone is told of the

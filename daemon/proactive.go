@@ -35,7 +35,7 @@ type proactiveParts struct {
 func (a *App) openProactive(ctx context.Context, b *api.Backends) error {
 	cfg := a.cfg
 	log := a.log.With("component", "proactive")
-	policy, err := proactive.NewPolicy(a.store, cfg.Notifications, cfg.Location, log)
+	policy, err := proactive.NewPolicy(a.store, a.approval.gate, cfg.Notifications, cfg.Location, log)
 	if err != nil {
 		return err
 	}

@@ -51,6 +51,9 @@ type Decision struct {
 	Action Action
 	Until  time.Time // for Defer
 	Reason string
+	// Asked marks an answer to something the owner just did (a chat
+	// message, a button): not even the owner's /quiet holds it.
+	Asked bool
 }
 
 // Policy decides when (and whether) a notification is pushed. The
@@ -214,7 +217,7 @@ func (d *Dispatcher) Pass(ctx context.Context) (time.Duration, error) {
 
 func (d *Dispatcher) one(ctx context.Context, m Queued, now, quiet time.Time) error {
 	dec := d.o.Policy.Decide(ctx, m, now)
-	if m.Level != Critical && now.Before(quiet) && dec.Action == Deliver {
+	if m.Level != Critical && now.Before(quiet) && dec.Action == Deliver && !dec.Asked {
 		dec = Decision{Action: Defer, Until: quiet, Reason: "the owner asked for quiet"}
 	}
 	switch dec.Action {

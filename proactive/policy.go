@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/omnibrain/omnibrain/approval"
 	"github.com/omnibrain/omnibrain/config"
 	"github.com/omnibrain/omnibrain/notify"
 	"github.com/omnibrain/omnibrain/store"
@@ -33,6 +34,7 @@ const BriefingKeyPrefix = "briefing:"
 // queue's stable key.
 type Policy struct {
 	st         *store.Store
+	proposals  Proposals // who started a proposal; nil: every proposal is omnibrain's
 	loc        *time.Location
 	quietStart int // minutes after local midnight; -1: no quiet hours
 	quietEnd   int
@@ -40,15 +42,27 @@ type Policy struct {
 	log        *slog.Logger
 }
 
+// Proposals finds a proposal, for the policy to tell what the owner asked
+// for from what omnibrain started; the approval gate provides it.
+type Proposals interface {
+	Get(ctx context.Context, id string) (*approval.Proposal, error)
+}
+
+// ownerOrigins are the origins of proposals the owner asked for: a chat
+// message (the agent answering it, or redrafting at a button's press) or
+// an edit. What omnibrain starts on its own (triage, follow-ups, patterns,
+// background runs) is "proactive".
+var ownerOrigins = map[string]bool{"agent": true, "owner": true}
+
 // NewPolicy builds the policy from the notification settings.
-func NewPolicy(st *store.Store, n config.Notifications, loc *time.Location, log *slog.Logger) (*Policy, error) {
+func NewPolicy(st *store.Store, proposals Proposals, n config.Notifications, loc *time.Location, log *slog.Logger) (*Policy, error) {
 	if loc == nil {
 		loc = time.Local
 	}
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	p := &Policy{st: st, loc: loc, quietStart: -1, quietEnd: -1, budget: n.DailyBudget, log: log}
+	p := &Policy{st: st, proposals: proposals, loc: loc, quietStart: -1, quietEnd: -1, budget: n.DailyBudget, log: log}
 	if n.QuietStart != "" && n.QuietEnd != "" {
 		var err error
 		if p.quietStart, err = minutesOf(n.QuietStart); err != nil {
@@ -89,6 +103,11 @@ func (p *Policy) Decide(ctx context.Context, m notify.Queued, now time.Time) not
 	if strings.HasPrefix(m.Key, BriefingKeyPrefix) {
 		return notify.Decision{Action: notify.Deliver, Reason: "a briefing the owner scheduled"}
 	}
+	if why := p.ownerAsked(ctx, m); why != "" {
+		// Quiet hours are for what omnibrain starts by itself: what the
+		// owner just asked for answers at once, whatever the hour.
+		return notify.Decision{Action: notify.Deliver, Reason: why, Asked: true}
+	}
 	if end, quiet := p.quietUntil(now); quiet {
 		return notify.Decision{Action: notify.Defer, Until: end, Reason: "quiet hours"}
 	}
@@ -105,6 +124,26 @@ func (p *Policy) Decide(ctx context.Context, m notify.Queued, now time.Time) not
 		}
 	}
 	return notify.Decision{Action: notify.Deliver}
+}
+
+// ownerAsked says why m answers something the owner did (a chat message,
+// an edit, a button, an approval), or "" when omnibrain started it.
+func (p *Policy) ownerAsked(ctx context.Context, m notify.Queued) string {
+	if strings.HasPrefix(m.Key, approval.FailedKeyPrefix) {
+		return "the outcome of an approval the owner gave"
+	}
+	if m.ProposalID == "" || p.proposals == nil {
+		return ""
+	}
+	pr, err := p.proposals.Get(ctx, m.ProposalID)
+	switch {
+	case err != nil:
+		p.log.Warn("proposal of a notification unknown; treated as omnibrain's own", "proposal", m.ProposalID, "err", err)
+		return ""
+	case ownerOrigins[pr.Origin]:
+		return "a proposal the owner asked for (" + pr.Origin + ")"
+	}
+	return ""
 }
 
 // criticalAllowed reports whether a critical message may interrupt.

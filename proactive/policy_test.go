@@ -59,6 +59,7 @@ type delivery struct {
 	st    *store.Store
 	clock *testClock
 	queue *notify.Queue
+	gate  *approval.Gate
 	disp  *notify.Dispatcher
 	tg    *faketg.Server
 }
@@ -85,7 +86,8 @@ func newDelivery(t *testing.T, n config.Notifications, start time.Time) *deliver
 	if err != nil {
 		t.Fatal(err)
 	}
-	policy, err := NewPolicy(st, n, houston, nil)
+	d.gate = gate
+	policy, err := NewPolicy(st, gate, n, houston, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -238,7 +240,7 @@ func TestPolicyThroughTheRealDelivery(t *testing.T) {
 }
 
 func TestQuietHoursWindow(t *testing.T) {
-	p, err := NewPolicy(nil, config.Notifications{QuietStart: "22:30", QuietEnd: "07:00"}, houston, nil)
+	p, err := NewPolicy(nil, nil, config.Notifications{QuietStart: "22:30", QuietEnd: "07:00"}, houston, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -260,7 +262,7 @@ func TestQuietHoursWindow(t *testing.T) {
 			t.Errorf("%s: quiet %v until %v, want %v until %v", tt.now, quiet, until, tt.quiet, tt.until)
 		}
 	}
-	if _, err := NewPolicy(nil, config.Notifications{QuietStart: "25:00", QuietEnd: "07:00"}, houston, nil); err == nil {
+	if _, err := NewPolicy(nil, nil, config.Notifications{QuietStart: "25:00", QuietEnd: "07:00"}, houston, nil); err == nil {
 		t.Error("a bad quiet_start was accepted")
 	}
 }
@@ -314,7 +316,7 @@ func TestQuietHoursEndingInTheDSTGap(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p, err := NewPolicy(nil, config.Notifications{QuietStart: "23:00", QuietEnd: "02:30"}, tt.loc, nil)
+			p, err := NewPolicy(nil, nil, config.Notifications{QuietStart: "23:00", QuietEnd: "02:30"}, tt.loc, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -323,5 +325,40 @@ func TestQuietHoursEndingInTheDSTGap(t *testing.T) {
 				t.Errorf("quiet %v until %v, want until %v", quiet, until.In(tt.loc), tt.until.In(tt.loc))
 			}
 		})
+	}
+}
+
+// Quiet hours, and the owner's /quiet, hold what omnibrain starts by
+// itself; what the owner asked for (a proposal from chat) goes at once.
+func TestWhatTheOwnerAskedForIsNotHeldByQuietHours(t *testing.T) {
+	ctx := context.Background()
+	night := time.Date(2001, 10, 25, 23, 0, 0, 0, houston)
+	d := newDelivery(t, config.Notifications{QuietStart: "22:30", QuietEnd: "07:00"}, night)
+	if err := d.queue.SetQuiet(ctx, night.Add(4*time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	asked, err := d.gate.Propose(ctx, approval.Draft{Kind: approval.KindEmail, Origin: "agent", Title: "Mail Lily: I'll come",
+		Payload: approval.EmailPayload{To: []string{"lily@example.com"}, Subject: "Friday", Body: "I'll come."}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	own, err := d.gate.Propose(ctx, approval.Draft{Kind: approval.KindEmail, Origin: "proactive", Title: "Mail Bob: the numbers",
+		Payload: approval.EmailPayload{To: []string{"bob@example.com"}, Subject: "Numbers", Body: "Here they are."}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.pass(t)
+	got := strings.Join(d.sent(), "|")
+	if !strings.Contains(got, "Lily") {
+		t.Errorf("the proposal the owner asked for waits in quiet hours; sent: %s", got)
+	}
+	if strings.Contains(got, "Bob") {
+		t.Errorf("omnibrain's own proposal was pushed in quiet hours; sent: %s", got)
+	}
+	if st := d.state(t, "proposal:"+asked.ID); st != store.NotificationDelivered {
+		t.Errorf("the asked-for proposal's notification is %s", st)
+	}
+	if st := d.state(t, "proposal:"+own.ID); st != store.NotificationQueued {
+		t.Errorf("omnibrain's own proposal's notification is %s, want it held", st)
 	}
 }

@@ -279,7 +279,7 @@ func TestSimulatedWeek(t *testing.T) {
 		t.Fatal(err)
 	}
 	notifications := config.Default("").Notifications
-	policy, err := NewPolicy(w.st, notifications, houston, nil)
+	policy, err := NewPolicy(w.st, nil, notifications, houston, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

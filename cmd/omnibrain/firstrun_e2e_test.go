@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/omnibrain/omnibrain/api"
+	fakellm "github.com/omnibrain/omnibrain/internal/fakes/llm"
+	faketg "github.com/omnibrain/omnibrain/internal/fakes/telegram"
 	"github.com/omnibrain/omnibrain/store"
 )
 
@@ -505,4 +507,50 @@ func TestChatWithAnUnreachableModel(t *testing.T) {
 	if code != exitFailure || json.Unmarshal([]byte(out), &ans) != nil || !strings.Contains(ans.ModelError, "connection refused") || len(ans.Citations) == 0 {
 		t.Errorf("chat --json: exit %d\n%s", code, out)
 	}
+}
+
+// At night, in quiet hours, the owner asks in chat to write to Lily: the
+// proposal reaches Telegram at once, not at the end of the quiet hours,
+// which are for what omnibrain starts by itself.
+func TestWhatTheOwnerAsksForIgnoresQuietHours(t *testing.T) {
+	const tgToken = "4242:quiet-token"
+	tg := faketg.New(tgToken)
+	defer tg.Close()
+	me := faketg.User{ID: 777, FirstName: "Ada"}
+	tg.OpenChat(me.ID)
+	model := fakellm.NewOpenAI(t)
+	defer model.Close()
+	model.Respond(func(r fakellm.Request) fakellm.Turn {
+		if strings.Contains(r.System, "DATA or GENERAL") {
+			return fakellm.Turn{Text: "DATA"}
+		}
+		for _, m := range r.Messages {
+			if m.Role == "tool" && strings.Contains(m.Content, "pending") {
+				return fakellm.Turn{Text: "I proposed the mail to Lily; it waits for your approval."}
+			}
+		}
+		return fakellm.Turn{ToolCalls: []fakellm.ToolCall{{Name: "send_email",
+			Arguments: `{"to":["lily@example.com"],"subject":"Friday","body":"Hi Lily, I'll come on Friday. Ada"}`}}}
+	})
+	// Quiet hours around the present moment, whatever the clock says.
+	now := time.Now().UTC()
+	home := t.TempDir()
+	writeFile(t, filepath.Join(home, "config.yaml"), fmt.Sprintf("timezone: UTC\nnotifications:\n  quiet_start: %q\n  quiet_end: %q\n",
+		now.Add(-time.Hour).Format("15:04"), now.Add(3*time.Hour).Format("15:04")))
+	env := []string{"OMNIBRAIN_TELEGRAM_TOKEN=" + tgToken, "OMNIBRAIN_TELEGRAM_API_URL=" + tg.URL(), fmt.Sprintf("OMNIBRAIN_TELEGRAM_OWNER_ID=%d", me.ID),
+		"OMNIBRAIN_LLM_PROVIDER=openai", "OMNIBRAIN_LLM_BASE_URL=" + model.URL, "OMNIBRAIN_LLM_API_KEY=sk-quiet", "OMNIBRAIN_LLM_MODEL=quiet-model"}
+	d := startDaemon(t, home, env...)
+
+	out, errOut, code := runCLIEnv(t, home, env, "chat", "reply to Lily that I'll come on Friday")
+	if code != 0 || !strings.Contains(out, "waits for your approval") {
+		t.Fatalf("chat: exit %d\n%s\n%s", code, out, errOut)
+	}
+	waitFor(t, d, "the proposal the owner asked for in Telegram, in quiet hours", func() bool {
+		for _, m := range tg.SentTo(me.ID) {
+			if m.Keyboard != nil && strings.Contains(m.Text, "lily@example.com") {
+				return true
+			}
+		}
+		return false
+	})
 }
