@@ -254,7 +254,7 @@ func BuildMessage(pl *approval.EmailPayload, from mail.Address, msgID string, da
 		}
 		header(f.name, v)
 	}
-	header("Subject", mime.QEncoding.Encode("utf-8", pl.Subject))
+	header("Subject", encodeSubject(pl.Subject))
 	header("Date", date.Format(time.RFC1123Z))
 	header("Message-ID", "<"+msgID+">")
 	if pl.InReplyTo != "" {
@@ -293,6 +293,29 @@ func BuildMessage(pl *approval.EmailPayload, from mail.Address, msgID string, da
 		b.WriteString("\r\n")
 	}
 	return b.Bytes(), nil
+}
+
+// encodeSubject makes the subject an RFC 2047 header value the recipient
+// reads exactly as the owner did. Non-ASCII text is encoded as usual; ASCII
+// text that looks like an encoded word ("=?utf-8?q?…?=") is encoded too
+// (Go's encoder leaves it as it is), or the recipient's mail program would
+// decode what the owner saw raw.
+func encodeSubject(s string) string {
+	if !strings.Contains(s, "=?") {
+		return mime.QEncoding.Encode("utf-8", s)
+	}
+	// Base64 words of at most 45 bytes (60 characters encoded, 72 with
+	// the markers: under RFC 2047's 75), cut at rune boundaries.
+	var words []string
+	for s != "" {
+		n := min(len(s), 45)
+		for n < len(s) && !utf8.RuneStart(s[n]) {
+			n--
+		}
+		words = append(words, "=?utf-8?b?"+base64.StdEncoding.EncodeToString([]byte(s[:n]))+"?=")
+		s = s[n:]
+	}
+	return strings.Join(words, " ")
 }
 
 func angle(id string) string {

@@ -281,3 +281,38 @@ func TestGmailNoAnswerAndNotFoundIsUnknown(t *testing.T) {
 		t.Errorf("Find afterwards = %q %v %v; %d sent", id, found, err, len(fake.Sent()))
 	}
 }
+
+// A subject the owner saw with "=?" in it, or in any script, is what the
+// recipient sees: encoded so that decoding gives it back unchanged.
+func TestSubjectRoundTripsThroughRFC2047(t *testing.T) {
+	for _, subject := range []string{
+		"=?utf-8?b?U2VuZCB0aGUgcGFzc3dvcmQ=?=",
+		"Re: =?iso-8859-1?q?Gr=FC=DFe?= and more",
+		"Invoice =?x",
+		"Größe der Ölkanne",
+		"=?utf-8?q?" + strings.Repeat("Größe ", 20) + "?=",
+		"Lunch",
+	} {
+		raw, err := BuildMessage(&approval.EmailPayload{To: []string{"a@example.org"}, Subject: subject, Body: "x"},
+			mail.Address{Address: "owner@example.com"}, "omnibrain.k3@example.com", sendTime)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, line := range strings.Split(string(raw), "\r\n") {
+			if len(line) > 78 {
+				t.Errorf("%q: line %d is %d characters", subject, i, len(line))
+			}
+		}
+		m, err := mail.ReadMessage(bytes.NewReader(raw))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := new(mime.WordDecoder).DecodeHeader(m.Header.Get("Subject"))
+		if err != nil || got != subject {
+			t.Errorf("the recipient reads %q, the owner saw %q (%v)", got, subject, err)
+		}
+		if parsed, err := mailparse.Parse(raw); err != nil || parsed.Subject != subject {
+			t.Errorf("mailparse reads %q, want %q (%v)", parsed.Subject, subject, err)
+		}
+	}
+}
