@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"encoding/json"
 	"slices"
 	"strings"
 	"testing"
@@ -98,5 +99,25 @@ func BenchmarkProvenancePerToolCall(b *testing.B) {
 	b.ResetTimer()
 	for range b.N {
 		st.recordResult(o, content)
+	}
+}
+
+// A model that copies a delimited block into a draft: the proposal, what
+// the owner sees and what would be sent, has no delimiters.
+func TestDraftsLoseTheDataDelimiters(t *testing.T) {
+	h := newHarness(t, harnessOpts{})
+	h.model.script(
+		llm.Turn{ToolCalls: []llm.ToolCall{call("send_email", `{"to":["bob@example.org"],"subject":"Notes","body":"Here:\n<<<UNTRUSTED DATA source=\"file\">>>\nthe notes\n<<<END UNTRUSTED DATA>>>"}`)}},
+		llm.Turn{Text: "Waiting for you."},
+	)
+	h.run(Task{Objective: "send bob@example.org the notes"})
+	ps := h.proposals()
+	if len(ps) != 1 {
+		t.Fatalf("%d proposals", len(ps))
+	}
+	var p approval.EmailPayload
+	json.Unmarshal(ps[0].Payload, &p)
+	if p.Body != "Here:\nthe notes" {
+		t.Errorf("body %q", p.Body)
 	}
 }

@@ -10,13 +10,16 @@ import (
 	"time"
 
 	"github.com/omnibrain/omnibrain/approval"
+	"github.com/omnibrain/omnibrain/internal/untrusted"
 	"github.com/omnibrain/omnibrain/store"
 )
 
 // The outgoing tools. Each one only builds a draft; the agent hands it to
 // the approval gate, and only the owner's approval of that exact payload
 // lets the executor act. Their descriptions say so, so the model does not
-// tell the owner something was sent.
+// tell the owner something was sent. The model's text loses any data
+// delimiter it repeated: those are for the model, never for the owner or
+// a recipient.
 
 const pendingNote = " Creates a proposal that waits for the owner's approval; nothing is sent or changed until the owner approves it."
 
@@ -39,7 +42,7 @@ func sendEmailTool() (*Tool, error) {
 			return approval.Draft{
 				Kind:    approval.KindEmail,
 				Title:   fmt.Sprintf("Email to %s: %s", strings.Join(a.To, ", "), a.Subject),
-				Payload: &approval.EmailPayload{To: a.To, Cc: a.Cc, Subject: a.Subject, Body: a.Body},
+				Payload: &approval.EmailPayload{To: a.To, Cc: a.Cc, Subject: untrusted.Strip(a.Subject), Body: untrusted.Strip(a.Body)},
 			}, nil
 		})
 }
@@ -84,7 +87,7 @@ func replyTool(d ToolDeps) (*Tool, error) {
 			if !strings.HasPrefix(strings.ToLower(subject), "re:") {
 				subject = "Re: " + subject
 			}
-			p := &approval.EmailPayload{To: to, Cc: dedupe(cc, append(slices.Clone(to), d.OwnerEmails...)), Subject: subject, Body: a.Body, InReplyTo: msgID, References: refs}
+			p := &approval.EmailPayload{To: to, Cc: dedupe(cc, append(slices.Clone(to), d.OwnerEmails...)), Subject: subject, Body: untrusted.Strip(a.Body), InReplyTo: msgID, References: refs}
 			if it.Source == "gmail" {
 				p.ThreadID = it.Thread
 			}
@@ -114,7 +117,7 @@ func forwardTool(d ToolDeps) (*Tool, error) {
 			if err != nil {
 				return approval.Draft{}, err
 			}
-			body := strings.TrimSpace(a.Note) + fmt.Sprintf("\n\n---------- Forwarded message ---------\nFrom: %s\nDate: %s\nSubject: %s\n\n%s",
+			body := strings.TrimSpace(untrusted.Strip(a.Note)) + fmt.Sprintf("\n\n---------- Forwarded message ---------\nFrom: %s\nDate: %s\nSubject: %s\n\n%s",
 				it.Sender, it.Time.In(d.Location).Format(time.RFC1123Z), it.Title, it.Body)
 			subject := "Fwd: " + it.Title
 			return approval.Draft{
@@ -137,7 +140,8 @@ func (a eventArgs) payload(loc *time.Location) (*approval.CalendarPayload, error
 	if err := checkAddresses(a.Attendees); err != nil {
 		return nil, err
 	}
-	p := &approval.CalendarPayload{Summary: a.Summary, Location: a.Location, Description: a.Description, Attendees: a.Attendees, TimeZone: loc.String()}
+	p := &approval.CalendarPayload{Summary: untrusted.Strip(a.Summary), Location: untrusted.Strip(a.Location), Description: untrusted.Strip(a.Description),
+		Attendees: a.Attendees, TimeZone: loc.String()}
 	var err error
 	if p.Start, err = parseWhen(a.Start, loc); err != nil || p.Start.IsZero() {
 		return nil, fmt.Errorf("start: %v", errOr(err, "required"))
@@ -242,7 +246,7 @@ func githubCommentTool() (*Tool, error) {
 				return approval.Draft{}, errors.New("number and body are required")
 			}
 			return approval.Draft{Kind: approval.KindGitHubComment, Title: fmt.Sprintf("Comment on %s#%d", a.Repo, a.Number),
-				Payload: &approval.GitHubCommentPayload{Owner: owner, Repo: repo, Number: a.Number, Body: a.Body}}, nil
+				Payload: &approval.GitHubCommentPayload{Owner: owner, Repo: repo, Number: a.Number, Body: untrusted.Strip(a.Body)}}, nil
 		})
 }
 

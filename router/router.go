@@ -14,6 +14,7 @@ import (
 
 	"github.com/omnibrain/omnibrain/config"
 	"github.com/omnibrain/omnibrain/internal/retry"
+	"github.com/omnibrain/omnibrain/internal/untrusted"
 	"github.com/omnibrain/omnibrain/internal/wait"
 	"github.com/omnibrain/omnibrain/notify"
 	"github.com/omnibrain/omnibrain/store"
@@ -242,6 +243,22 @@ func (r *Router) call(ctx context.Context, req Request, onDelta func(Delta)) (*R
 	if err != nil {
 		return nil, err
 	}
+	// The data delimiters are for the model only: whatever it repeats of
+	// them never reaches the owner, streamed or whole, nor anyone else.
+	var strip untrusted.Stripper
+	show := onDelta
+	if onDelta != nil {
+		onDelta = func(d Delta) {
+			if d.Reset {
+				strip.Reset()
+				show(d)
+				return
+			}
+			if t := strip.Write(d.Text); t != "" {
+				show(Delta{Text: t})
+			}
+		}
+	}
 	day := r.now().In(r.loc).Format(time.DateOnly)
 	spent := r.spent(ctx, day)
 	var errs []error
@@ -258,6 +275,10 @@ func (r *Router) call(ctx context.Context, req Request, onDelta func(Delta)) (*R
 			if r.health != nil {
 				r.health.Success(HealthName)
 			}
+			if t := strip.Flush(); t != "" && show != nil {
+				show(Delta{Text: t})
+			}
+			resp.Content = untrusted.Strip(resp.Content)
 			return resp, nil
 		}
 		if ctx.Err() != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/omnibrain/omnibrain/config"
 	"github.com/omnibrain/omnibrain/health"
 	"github.com/omnibrain/omnibrain/internal/fakes/llm"
+	"github.com/omnibrain/omnibrain/internal/untrusted"
 	"github.com/omnibrain/omnibrain/router"
 )
 
@@ -524,5 +525,29 @@ func TestCallsRecordedWithCost(t *testing.T) {
 	spent, _ := h.st.LLMSpend(context.Background(), "2025-06-02")
 	if math.Abs(spent-0.0135) > 1e-12 {
 		t.Errorf("spend %v", spent)
+	}
+}
+
+// Whatever a model repeats of the data delimiters never reaches the
+// owner: not in a whole answer, not in a streamed one, whatever the cuts
+// between its pieces.
+func TestModelOutputLosesTheDataDelimiters(t *testing.T) {
+	answer := "Here is a short summary:\n- " + untrusted.Open + ` source="briefing">>>` + "\n- Alice wrote about Q3.\n" + untrusted.Close + ">>>\nThat is all."
+	const want = "Here is a short summary:\n- Alice wrote about Q3.\nThat is all."
+	for _, kind := range kinds {
+		t.Run(kind, func(t *testing.T) {
+			b := newBackend(t, kind)
+			h := newHarness(t, b.defaultCfg())
+			b.script(llm.Turn{Text: answer}, llm.Turn{Text: answer})
+			resp, err := h.r.Chat(context.Background(), userReq(router.TaskChat, "brief me"))
+			if err != nil || resp.Content != want {
+				t.Fatalf("chat: %q, %v", resp.Content, err)
+			}
+			var c collect
+			resp, err = h.r.Stream(context.Background(), userReq(router.TaskChat, "brief me"), c.onDelta)
+			if err != nil || resp.Content != want || strings.Contains(c.text.String(), "UNTRUSTED") || !strings.Contains(c.text.String(), "Alice wrote about Q3.") {
+				t.Fatalf("stream: consumer %q, response %q, %v", c.text.String(), resp.Content, err)
+			}
+		})
 	}
 }
