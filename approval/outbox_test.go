@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/omnibrain/omnibrain/approval"
+	"github.com/omnibrain/omnibrain/internal/testutil"
 	"go.uber.org/goleak"
 )
 
@@ -273,7 +274,7 @@ func TestOutboxUnknownOutcomeIsLookedUpNotRetried(t *testing.T) {
 				}
 				time.Sleep(5 * time.Millisecond)
 			}
-			waitPass(t, g) // a pass that cannot look it up leaves it alone
+			testutil.WaitPass(t, "outbox", g.WaitPass) // a pass that cannot look it up leaves it alone
 			if got, _ := g.Get(ctx, p.ID); got.State != approval.StateExecuting {
 				t.Fatalf("after an unknown outcome: %s", got.State)
 			}
@@ -322,21 +323,10 @@ func restart(t *testing.T, e *env, r *remote, check func(*approval.Gate)) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error)
 	go func() { done <- g.RunOutbox(ctx) }()
-	waitPass(t, g)
+	testutil.WaitPass(t, "outbox", g.WaitPass)
 	cancel()
 	<-done
 	check(g)
-}
-
-// waitPass returns once the running outbox has made a whole pass that
-// began after the call.
-func waitPass(t *testing.T, g *approval.Gate) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := g.WaitPass(ctx); err != nil {
-		t.Fatalf("the outbox made no pass: %v", err)
-	}
 }
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -447,7 +437,7 @@ func TestOutboxSettleCountsFromTheEndOfATimedOutAttempt(t *testing.T) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	waitPass(t, g) // a pass right after the timeout
+	testutil.WaitPass(t, "outbox", g.WaitPass) // a pass right after the timeout
 	cancel()
 	<-done
 	r.mu.Lock()

@@ -20,6 +20,7 @@ import (
 	fakegoogle "github.com/omnibrain/omnibrain/internal/fakes/google"
 	fakellm "github.com/omnibrain/omnibrain/internal/fakes/llm"
 	faketg "github.com/omnibrain/omnibrain/internal/fakes/telegram"
+	"github.com/omnibrain/omnibrain/internal/testutil"
 	"github.com/omnibrain/omnibrain/store"
 	"github.com/omnibrain/omnibrain/telegram"
 )
@@ -144,22 +145,14 @@ func (e *approvalE2E) wait(what string, cond func() bool) {
 // after the call: whatever it would still send has been sent by then.
 func (e *approvalE2E) outboxPass() {
 	e.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	if err := e.app.Gate().WaitPass(ctx); err != nil {
-		e.t.Fatalf("the outbox made no pass: %v", err)
-	}
+	testutil.WaitPass(e.t, "outbox", e.app.Gate().WaitPass)
 }
 
 // dispatcherPass returns once the notification dispatcher has made a
 // whole pass that began after the call.
 func (e *approvalE2E) dispatcherPass() {
 	e.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	if err := e.app.Notifier().WaitPass(ctx); err != nil {
-		e.t.Fatalf("the notification dispatcher made no pass: %v", err)
-	}
+	testutil.WaitPass(e.t, "notification dispatcher", e.app.Notifier().WaitPass)
 }
 
 // waitGoogle polls the Gmail fake, which has no change signal.

@@ -14,6 +14,7 @@ import (
 	ghcollect "github.com/omnibrain/omnibrain/collectors/github"
 	"github.com/omnibrain/omnibrain/executor"
 	fake "github.com/omnibrain/omnibrain/internal/fakes/github"
+	"github.com/omnibrain/omnibrain/internal/testutil"
 	"github.com/omnibrain/omnibrain/store"
 )
 
@@ -239,11 +240,7 @@ func TestGitHubCommentCrashWhileExecutingPostsOnce(t *testing.T) {
 	rctx, stop := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- g2.RunOutbox(rctx) }()
-	wctx, cancel := context.WithTimeout(rctx, 10*time.Second)
-	if err := g2.WaitPass(wctx); err != nil { // the restarted outbox's pass resolves it
-		t.Fatalf("the outbox made no pass: %v", err)
-	}
-	cancel()
+	testutil.WaitPass(t, "outbox", g2.WaitPass) // the restarted outbox's pass resolves it
 	stop()
 	<-done
 	got := e.state(t, g2, p.ID)

@@ -16,6 +16,7 @@ import (
 	"github.com/omnibrain/omnibrain/health"
 	fakegh "github.com/omnibrain/omnibrain/internal/fakes/github"
 	faketg "github.com/omnibrain/omnibrain/internal/fakes/telegram"
+	"github.com/omnibrain/omnibrain/internal/testutil"
 	"github.com/omnibrain/omnibrain/memory"
 	"github.com/omnibrain/omnibrain/notify"
 	"github.com/omnibrain/omnibrain/search"
@@ -205,22 +206,14 @@ func (h *harness) handled(id int64) {
 // the call: whatever it would execute has been executed by then.
 func (h *harness) outboxPass() {
 	h.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := h.gate.WaitPass(ctx); err != nil {
-		h.t.Fatalf("the outbox made no pass: %v", err)
-	}
+	testutil.WaitPass(h.t, "outbox", h.gate.WaitPass)
 }
 
 // dispatcherPass returns once the notification dispatcher has made a
 // whole pass begun after the call.
 func (h *harness) dispatcherPass() {
 	h.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := h.queue.WaitPass(ctx); err != nil {
-		h.t.Fatalf("the notification dispatcher made no pass: %v", err)
-	}
+	testutil.WaitPass(h.t, "notification dispatcher", h.queue.WaitPass)
 }
 
 func (h *harness) propose(body string) *approval.Proposal {
@@ -1034,11 +1027,7 @@ func TestDecidedWhileItsMessageIsSent(t *testing.T) {
 			t.Error(err)
 		}
 		// The refresher runs now, with no message recorded yet.
-		wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		defer cancel()
-		if err := h.bot.WaitRefresh(wctx); err != nil {
-			t.Errorf("the refresher made no pass: %v", err)
-		}
+		testutil.WaitPass(t, "refresher", h.bot.WaitRefresh)
 	})
 	p := h.propose("decided on the way")
 	m := h.shown(p)

@@ -2,10 +2,12 @@
 package testutil
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strconv"
 	"testing"
+	"time"
 )
 
 // SharedData returns the path of rel inside ../shared/data (next to the
@@ -46,5 +48,17 @@ func repoRoot() (string, error) {
 			return "", os.ErrNotExist
 		}
 		dir = parent
+	}
+}
+
+// WaitPass calls wait — a loop's WaitPass (approval.Gate's outbox,
+// notify.Queue's dispatcher) — with a deadline, and fails the test when
+// the loop makes no whole pass in time.
+func WaitPass(t testing.TB, loop string, wait func(context.Context) error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := wait(ctx); err != nil {
+		t.Fatalf("the %s made no pass: %v", loop, err)
 	}
 }
