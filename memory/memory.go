@@ -17,6 +17,7 @@ import (
 	"github.com/omnibrain/omnibrain/health"
 	"github.com/omnibrain/omnibrain/notify"
 	"github.com/omnibrain/omnibrain/router"
+	"github.com/omnibrain/omnibrain/store"
 )
 
 // HealthName is the component memory reports as.
@@ -216,7 +217,7 @@ func (m *Memory) addLocked(ctx context.Context, req AddRequest, state State) (*A
 	if state != Active {
 		replaced = nil // a suggestion replaces nothing until it is kept
 	}
-	err = m.repo.tx(ctx, func(tx *sql.Tx) error {
+	err = store.InTx(ctx, m.o.DB, func(tx *sql.Tx) error {
 		if err := insertFact(ctx, tx, f); err != nil {
 			return err
 		}
@@ -389,7 +390,7 @@ func (m *Memory) Keep(ctx context.Context, id int64) (*AddResult, error) {
 	res := &AddResult{Fact: f}
 	nt := analyse(f.Text)
 	now := m.o.Now()
-	err = m.repo.tx(ctx, func(tx *sql.Tx) error {
+	err = store.InTx(ctx, m.o.DB, func(tx *sql.Tx) error {
 		for _, old := range active {
 			if relate(analyse(old.Text), nt) != supersedes {
 				continue

@@ -113,22 +113,6 @@ func updateFact(ctx context.Context, x execer, f *Fact) error {
 	return nil
 }
 
-// tx runs fn in one write transaction.
-func (r repo) tx(ctx context.Context, fn func(*sql.Tx) error) error {
-	tx, err := r.db.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("memory: begin: %w", err)
-	}
-	defer tx.Rollback()
-	if err := fn(tx); err != nil {
-		return err
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("memory: commit: %w", err)
-	}
-	return nil
-}
-
 // message is an owner's chat message waiting for extraction.
 type message struct {
 	ID      int64

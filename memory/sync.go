@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/omnibrain/omnibrain/store"
 )
 
 // writeFileLocked rewrites MEMORY.md from the active facts. An edit of
@@ -160,7 +162,7 @@ func (m *Memory) applyFileLocked(ctx context.Context) error {
 		m.written = h
 		return nil
 	}
-	err = m.repo.tx(ctx, func(tx *sql.Tx) error {
+	err = store.InTx(ctx, m.o.DB, func(tx *sql.Tx) error {
 		for _, f := range changed {
 			if err := updateFact(ctx, tx, f); err != nil {
 				return err

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"strings"
 )
 
@@ -43,6 +44,24 @@ func Collect[T any](ctx context.Context, q Querier, scan func(Scanner) (T, error
 		return nil, err
 	}
 	return out, nil
+}
+
+// InTx runs fn in one write transaction on db, committing when fn
+// returns nil and rolling back otherwise. Packages that keep their own
+// tables on the store's handle (memory, telegram) use it.
+func InTx(ctx context.Context, db *sql.DB, fn func(*sql.Tx) error) error {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("store: begin: %w", err)
+	}
+	defer tx.Rollback()
+	if err := fn(tx); err != nil {
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("store: commit: %w", err)
+	}
+	return nil
 }
 
 // Value reads a row of one column; Collect(ctx, db, Value[int64], …)

@@ -244,18 +244,9 @@ func (s *Store) IntegrityCheck(ctx context.Context) (string, error) {
 
 // Tx runs fn in one write transaction, committing when fn returns nil.
 func (s *Store) Tx(ctx context.Context, fn func(*Tx) error) error {
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("store: begin: %w", err)
-	}
-	defer tx.Rollback()
-	if err := fn(&Tx{tx: tx, ctx: ctx, now: s.now()}); err != nil {
-		return err
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("store: commit: %w", err)
-	}
-	return nil
+	return InTx(ctx, s.db, func(tx *sql.Tx) error {
+		return fn(&Tx{tx: tx, ctx: ctx, now: s.now()})
+	})
 }
 
 // Tx is one write transaction. Its methods share the context and clock

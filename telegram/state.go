@@ -84,7 +84,7 @@ func (s state) messages(ctx context.Context, proposalID string) ([]shownMessage,
 // expired ones.
 func (s state) addPairingCode(ctx context.Context, codeHash string, expires time.Time) error {
 	now := s.now()
-	return s.tx(ctx, func(tx *sql.Tx) error {
+	return store.InTx(ctx, s.db, func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, `DELETE FROM telegram_pairing WHERE expires <= ?`, ms(now)); err != nil {
 			return fmt.Errorf("prune pairing codes: %w", err)
 		}
@@ -100,7 +100,7 @@ func (s state) addPairingCode(ctx context.Context, codeHash string, expires time
 // a code pairs exactly one user.
 func (s state) usePairingCode(ctx context.Context, codeHash string, ownerID int64) (bool, error) {
 	ok := false
-	err := s.tx(ctx, func(tx *sql.Tx) error {
+	err := store.InTx(ctx, s.db, func(tx *sql.Tx) error {
 		now := s.now()
 		res, err := tx.ExecContext(ctx, `DELETE FROM telegram_pairing WHERE code_hash = ? AND expires > ?`, codeHash, ms(now))
 		if err != nil {
@@ -182,21 +182,6 @@ func setMeta(ctx context.Context, db execer, key, value string, now time.Time) e
 		ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated = excluded.updated`, key, value, ms(now))
 	if err != nil {
 		return fmt.Errorf("save %s: %w", key, err)
-	}
-	return nil
-}
-
-func (s state) tx(ctx context.Context, fn func(*sql.Tx) error) error {
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("telegram state: begin: %w", err)
-	}
-	defer tx.Rollback()
-	if err := fn(tx); err != nil {
-		return err
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("telegram state: commit: %w", err)
 	}
 	return nil
 }
