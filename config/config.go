@@ -110,7 +110,9 @@ type Google struct {
 	AuthURL      string `yaml:"auth_url"`  // OAuth consent page
 	ClientID     string `yaml:"client_id"`
 	ClientSecret Secret `yaml:"client_secret"`
-	Credentials  string `yaml:"credentials"` // path of a downloaded client-secret JSON
+	// ClientSecretFile holds the client secret instead (0600).
+	ClientSecretFile string `yaml:"client_secret_file"`
+	Credentials      string `yaml:"credentials"` // path of a downloaded client-secret JSON
 
 	GmailBackfillDays  int `yaml:"gmail_backfill_days"`
 	CalendarPastDays   int `yaml:"calendar_past_days"`
@@ -457,6 +459,7 @@ func (c *Config) resolveSecrets() []Problem {
 		*dst = sec
 	}
 	read(c.Telegram.TokenFile, &c.Telegram.Token, "telegram.token_file")
+	read(c.Google.ClientSecretFile, &c.Google.ClientSecret, "google.client_secret_file")
 	if c.GitHub.TokenFile == "" && !c.GitHub.Token.IsSet() {
 		if _, err := os.Stat(c.Path(GitHubTokenFile)); err == nil {
 			c.GitHub.TokenFile = GitHubTokenFile

@@ -112,11 +112,31 @@ func runDoctor(ctx context.Context, e *env) []checkResult {
 	out = append(out, checkSecretFiles(home, cfg)...)
 	add(checkDisk(home))
 	if cfg != nil {
+		add(checkEnvironment(e, home))
 		out = append(out, checkIntegrations(cfg)...)
 		out = append(out, checkGoogle(ctx, cfg, filepath.Join(home, api.SocketName), time.Now())...) // cmd_auth_doctor.go
 		out = append(out, checkPlugins(cfg)...)                                                      // cmd_plugin.go
 	}
 	return out
+}
+
+// checkEnvironment warns about settings only this shell's OMNIBRAIN_*
+// variables give: the service, which sees only the home, runs without them.
+func checkEnvironment(e *env, home string) checkResult {
+	missing, err := config.OnlyInEnvironment(home, e.getenv)
+	if err != nil {
+		return checkResult{Name: "environment", Status: "warn", Detail: err.Error()}
+	}
+	if len(missing) == 0 {
+		return checkResult{Name: "environment", Status: "ok", Detail: "the home holds every setting: a service sees what this shell sees"}
+	}
+	var names []string
+	for _, s := range missing {
+		names = append(names, s.Name)
+	}
+	return checkResult{Name: "environment", Status: "warn",
+		Detail: "set only in this shell, so a service does not see them: " + strings.Join(names, ", "),
+		Fix:    "omnibrain service install --save-env (writes them into " + home + "; secrets in 0600 files)"}
 }
 
 func checkHome(home string) checkResult {
@@ -193,7 +213,7 @@ func checkDaemon(ctx context.Context, socket string) []checkResult {
 func checkSecretFiles(home string, cfg *config.Config) []checkResult {
 	paths := []string{filepath.Join(home, api.TokenFileName), filepath.Join(home, "google-token.json"), filepath.Join(home, "github-token")}
 	if cfg != nil {
-		for _, p := range []string{cfg.Telegram.TokenFile, cfg.GitHub.TokenFile, cfg.LLM.APIKeyFile, cfg.Embedder.APIKeyFile} {
+		for _, p := range []string{cfg.Telegram.TokenFile, cfg.GitHub.TokenFile, cfg.LLM.APIKeyFile, cfg.Embedder.APIKeyFile, cfg.Google.ClientSecretFile} {
 			if p != "" {
 				if !filepath.IsAbs(p) {
 					p = filepath.Join(home, p)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"flag"
@@ -8,11 +9,13 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 
 	"github.com/kardianos/service"
 	"github.com/omnibrain/omnibrain/api"
 	"github.com/omnibrain/omnibrain/config"
 	"github.com/omnibrain/omnibrain/packaging"
+	"golang.org/x/term"
 )
 
 const serviceName = "omnibrain"
@@ -20,13 +23,14 @@ const serviceName = "omnibrain"
 var serviceActions = map[string]bool{"install": true, "uninstall": true, "start": true, "stop": true, "status": true}
 
 func serviceCommand() *command {
-	var print bool
+	var print, saveEnv bool
 	return &command{
 		name:    "service",
 		args:    "install|uninstall|start|stop|status",
 		summary: "manage omnibrain as a user service (systemd user unit or launchd agent; no root)",
 		flags: func(fs *flag.FlagSet) {
 			fs.BoolVar(&print, "print", false, "install: print the unit file instead of installing it")
+			fs.BoolVar(&saveEnv, "save-env", false, "install: write the OMNIBRAIN_* settings of this shell into the home (secrets in 0600 files) without asking, so the service sees them")
 		},
 		run: func(ctx context.Context, e *env, args []string) error {
 			if len(args) != 1 {
@@ -56,6 +60,11 @@ func serviceCommand() *command {
 				e.printf("%s", text)
 				return nil
 			}
+			if args[0] == "install" {
+				if err := keepEnvironment(e, cfg, saveEnv); err != nil {
+					return err
+				}
+			}
 			svc, err := newService(def)
 			var unsupported unsupportedPlatformError
 			if errors.As(err, &unsupported) && args[0] == "status" {
@@ -68,6 +77,42 @@ func serviceCommand() *command {
 			return serviceAction(ctx, e, svc, cfg, args[0])
 		},
 	}
+}
+
+// keepEnvironment makes sure the service will see the settings this shell
+// gives through OMNIBRAIN_* variables: the service's unit carries only the
+// home. They are written into the home with --save-env or the owner's yes
+// on a terminal; otherwise install is refused with the fix.
+func keepEnvironment(e *env, cfg *config.Config, save bool) error {
+	missing, err := config.OnlyInEnvironment(cfg.Home, e.getenv)
+	if err != nil || len(missing) == 0 {
+		return err
+	}
+	var lines []string
+	for _, s := range missing {
+		where := s.Key + " in " + config.FileName
+		if s.Secret() {
+			where = s.File + " (0600), named by " + s.Key
+		}
+		lines = append(lines, fmt.Sprintf("  %s → %s", s.Name, where))
+	}
+	list := strings.Join(lines, "\n")
+	if !save {
+		in, ok := e.stdin.(*os.File)
+		if !ok || !term.IsTerminal(int(in.Fd())) {
+			return fmt.Errorf("service install: this shell sets what the service would not see (its unit carries only the home):\n%s\nRun omnibrain service install --save-env to write them into %s, or put them there yourself", list, cfg.Home)
+		}
+		fmt.Fprintf(e.stderr, "The service sees only %s, not this shell's variables. Write these into it?\n%s\n[y/N] ", cfg.Home, list)
+		answer, _ := bufio.NewReader(e.stdin).ReadString('\n')
+		if a := strings.ToLower(strings.TrimSpace(answer)); a != "y" && a != "yes" {
+			return errors.New("service install: nothing installed; the service would run without those settings (omnibrain service install --save-env writes them)")
+		}
+	}
+	if err := config.SaveEnvironment(cfg.Home, e.getenv, missing); err != nil {
+		return fmt.Errorf("service install: %w", err)
+	}
+	e.printf("wrote into %s:\n%s\n", cfg.Home, list)
+	return nil
 }
 
 // serviceDefinition describes the service for this binary and home.

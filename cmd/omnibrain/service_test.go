@@ -165,3 +165,70 @@ func TestServiceStatusOnAnUnsupportedSystem(t *testing.T) {
 		t.Errorf("service start: %v", err)
 	}
 }
+
+// The service's unit carries only the home: settings this shell gives by
+// OMNIBRAIN_* variables would be lost. Without a terminal install refuses
+// with the fix and installs nothing; --save-env writes them into the home
+// (the token in a 0600 file) and installs; doctor warns before and is
+// content after.
+func TestServiceInstallKeepsTheShellsSettings(t *testing.T) {
+	userHome := t.TempDir()
+	binDir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(binDir, "systemctl"), []byte(fakeSystemctl), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("HOME", userHome)
+	t.Setenv("FAKE_SYSTEMCTL_LOG", filepath.Join(t.TempDir(), "systemctl.log"))
+	t.Setenv("FAKE_SYSTEMCTL_STATE", filepath.Join(t.TempDir(), "running"))
+	useSystemd(t, binDir)
+	home := filepath.Join(userHome, "omni")
+	shell := map[string]string{"OMNIBRAIN_TELEGRAM_TOKEN": "123456:shell-token", "OMNIBRAIN_TELEGRAM_OWNER_ID": "4242", "OMNIBRAIN_SEND_DELAY": "20s"}
+	cli := func(args ...string) (string, string, error) {
+		var out, errOut bytes.Buffer
+		err := run(context.Background(), append([]string{"--home", home}, args...), nil, &out, &errOut, func(k string) string { return shell[k] })
+		return out.String(), errOut.String(), err
+	}
+	unitPath := filepath.Join(userHome, ".config/systemd/user/omnibrain.service")
+
+	out, _, _ := cli("doctor", "--json")
+	if !strings.Contains(out, `"environment"`) || !strings.Contains(out, "OMNIBRAIN_TELEGRAM_TOKEN") || !strings.Contains(out, "--save-env") {
+		t.Errorf("doctor does not warn about the shell-only settings:\n%s", out)
+	}
+	_, errOut, err := cli("service", "install")
+	if err == nil || !strings.Contains(err.Error()+errOut, "OMNIBRAIN_TELEGRAM_TOKEN") || !strings.Contains(err.Error()+errOut, "--save-env") {
+		t.Fatalf("install with shell-only settings: %v %s", err, errOut)
+	}
+	if _, err := os.Stat(unitPath); !os.IsNotExist(err) {
+		t.Fatalf("installed although the service would lack the settings: %v", err)
+	}
+	if out, errOut, err = cli("service", "install", "--save-env"); err != nil {
+		t.Fatalf("install --save-env: %v %s", err, errOut)
+	}
+	if _, err := os.Stat(unitPath); err != nil {
+		t.Fatalf("not installed: %v", err)
+	}
+	tok, err := os.ReadFile(filepath.Join(home, "telegram-token"))
+	fi, _ := os.Stat(filepath.Join(home, "telegram-token"))
+	if err != nil || strings.TrimSpace(string(tok)) != "123456:shell-token" || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("token file: %q %v %v", tok, fi, err)
+	}
+	if strings.Contains(out, "shell-token") {
+		t.Errorf("install printed the token:\n%s", out)
+	}
+	// What the service will run with: the home alone.
+	shellOnly := shell
+	shell = map[string]string{}
+	out, _, _ = cli("doctor", "--json")
+	var results []map[string]any
+	json.Unmarshal([]byte(out), &results)
+	for _, r := range results {
+		if r["name"] == "environment" && r["status"] != "ok" {
+			t.Errorf("doctor after --save-env: %v", r)
+		}
+	}
+	shell = shellOnly
+	out, _, _ = cli("doctor", "--json")
+	if strings.Contains(out, "set only in this shell") {
+		t.Errorf("the shell's settings are in the home now, yet doctor warns:\n%s", out)
+	}
+}
