@@ -65,6 +65,9 @@ type SearchHit struct {
 	// ByMeaning is set when none of the query's words are in the item:
 	// it was found by similarity of meaning only.
 	ByMeaning bool `json:"by_meaning,omitempty"`
+	// DateUncertain says how Time was guessed for a message that had no
+	// date of its own; empty when the time is the item's own.
+	DateUncertain string `json:"date_uncertain,omitempty"`
 }
 
 // Period is a span of time a query named, resolved in the owner's timezone.
@@ -155,6 +158,7 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
 	out := make([]SearchHit, 0, len(hits))
 	for _, h := range hits {
 		hit := SearchHit{ID: h.Item.ExternalID, Source: h.Item.Source, Time: h.Item.Time, Title: h.Item.Title, Snippet: h.Snippet, Score: h.Score, ByMeaning: h.ByMeaning}
+		hit.DateUncertain, _ = h.Item.Meta["date_uncertain"].(string)
 		if o := h.Outside; o != nil {
 			hit.OutsidePeriod = &Period{Phrase: o.Phrase, Since: o.Since, Until: o.Until}
 		}

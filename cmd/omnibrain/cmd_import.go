@@ -166,8 +166,10 @@ func (p *importProgress) update(ev api.ImportProgress) {
 			progressbar.OptionFullWidth(),
 		)
 	}
-	p.bar.Describe(fmt.Sprintf("importing, %d added", ev.Added))
+	// The count first: a frame drawn between the two calls must never show
+	// more added than read (each call may draw one, throttled).
 	p.bar.Set64(ev.Done)
+	p.bar.Describe(fmt.Sprintf("importing, %d added", ev.Added))
 }
 
 // finish ends the progress display; after a successful import (added >= 0)

@@ -103,7 +103,11 @@ func searchCommand() *command {
 				if title == "" {
 					title = "(no title)"
 				}
-				e.printf("%2d. %s  %s  %s\n", i+1, h.Time.In(cfg.Location).Format("2006-01-02 15:04"), h.Source, title)
+				when := h.Time.In(cfg.Location).Format("2006-01-02 15:04")
+				if h.DateUncertain != "" {
+					when += " (date guessed)" // explain ID says how
+				}
+				e.printf("%2d. %s  %s  %s\n", i+1, when, h.Source, title)
 				if h.Snippet != "" {
 					e.printf("    %s\n", h.Snippet)
 				}

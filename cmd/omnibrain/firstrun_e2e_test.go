@@ -554,3 +554,86 @@ func TestWhatTheOwnerAsksForIgnoresQuietHours(t *testing.T) {
 		return false
 	})
 }
+
+// Import noise: importing the same tree from a higher root updates
+// nothing, a guessed date is listed when the message is stored and not on
+// every re-import, and the guess is marked in explain and search.
+func TestImportWithoutNoise(t *testing.T) {
+	home := t.TempDir()
+	root := t.TempDir()
+	msg := func(id, date string) string {
+		d := ""
+		if date != "" {
+			d = "Date: " + date + "\n"
+		}
+		return "From: Carol <carol@example.com>\nTo: ada@example.com\nSubject: Budget " + id + "\n" + d +
+			"Message-ID: <" + id + "@example.com>\n\nThe budget, part " + id + ".\n"
+	}
+	writeFile(t, filepath.Join(mkdir(t, root, "work", "inbox", "cur"), "1.host:2,S"), msg("w1", "Mon, 4 Mar 2024 09:00:00 +0000"))
+	writeFile(t, filepath.Join(mkdir(t, root, "work", "inbox", "cur"), "2.host:2,S"), msg("w2", "Tue, 5 Mar 2024 09:00:00 +0000"))
+	writeFile(t, filepath.Join(mkdir(t, root, "work", "archive", "cur"), "3.host:2,S"), msg("w3", "Wed, 6 Mar 2024 09:00:00 +0000"))
+	writeFile(t, filepath.Join(mkdir(t, root, "home", "inbox", "cur"), "4.host:2,S"), msg("h1", "Thu, 7 Mar 2024 09:00:00 +0000"))
+
+	sum := importJSON(t, home, "maildir", filepath.Join(root, "work"))
+	if sum.Added != 3 {
+		t.Fatalf("first import: %+v", sum)
+	}
+	sum = importJSON(t, home, "maildir", root)
+	if sum.Added != 1 || sum.Updated != 0 || sum.Unchanged != 3 {
+		t.Errorf("the same messages from a higher root: added %d, updated %d, unchanged %d; want 1, 0, 3", sum.Added, sum.Updated, sum.Unchanged)
+	}
+
+	// An mbox whose second message has no date: dated by the first, and
+	// that is said once.
+	mbox := filepath.Join(t.TempDir(), "undated.mbox")
+	writeFile(t, mbox, "From carol@example.com Mon Mar  4 09:00:00 2024\n"+msg("m1", "Mon, 4 Mar 2024 09:00:00 +0000")+"\n"+
+		"From carol@example.com Thu Jan  1 00:00:00 1970\n"+msg("m2", "")+"\n")
+	out, _, code := runCLI(t, home, "import", "mbox", mbox)
+	if code != 0 || strings.Count(out, "kept with a guessed date") != 1 || !strings.Contains(out, "message 2 at byte") {
+		t.Fatalf("first import of the undated mbox: exit %d\n%s", code, out)
+	}
+	out, _, _ = runCLI(t, home, "import", "mbox", mbox)
+	if strings.Contains(out, "guessed date") {
+		t.Errorf("the guessed-date list is printed again on a re-import:\n%s", out)
+	}
+
+	out, _, _ = runCLI(t, home, "explain", "m2@example.com")
+	if !strings.Contains(out, "~ the date is a guess:") || !strings.Contains(out, "the message before it in the mbox") {
+		t.Errorf("explain does not mark the guessed date:\n%s", out)
+	}
+	out, _, _ = runCLI(t, home, "search", "--source", "mbox", "budget")
+	if !strings.Contains(out, "(date guessed)  mbox  Budget m2") || strings.Contains(out, "(date guessed)  mbox  Budget m1") {
+		t.Errorf("search does not mark the guessed date (only):\n%s", out)
+	}
+	out, _, _ = runCLI(t, home, "search", "--json", "--source", "mbox", "budget")
+	var hits []api.SearchHit
+	json.Unmarshal([]byte(out), &hits)
+	marked := 0
+	for _, h := range hits {
+		if h.DateUncertain != "" {
+			marked++
+		}
+	}
+	if len(hits) != 2 || marked != 1 {
+		t.Errorf("search --json: %d hits, %d marked; want 2, 1:\n%s", len(hits), marked, out)
+	}
+}
+
+func mkdir(t *testing.T, elem ...string) string {
+	t.Helper()
+	dir := filepath.Join(elem...)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func importJSON(t *testing.T, home, format, path string) api.ImportSummary {
+	t.Helper()
+	out, errOut, code := runCLI(t, home, "import", format, path, "--json")
+	var sum api.ImportSummary
+	if code != 0 || json.Unmarshal([]byte(out), &sum) != nil {
+		t.Fatalf("import %s: exit %d\n%s\n%s", path, code, out, errOut)
+	}
+	return sum
+}

@@ -87,7 +87,9 @@ func TestImportKilledMidwayLosesNothingAcknowledged(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &sum); err != nil {
 		t.Fatalf("--json output: %v\n%s", err, out)
 	}
-	if sum.Seen != 2195 || sum.Added != 2195-int(stored) || sum.Unchanged != int(stored) || sum.Updated != 0 || len(sum.Failed) != 0 || len(sum.Undated) != 3 {
+	// The 3 undated mails are listed if this run stored them, not again if
+	// the killed one did.
+	if sum.Seen != 2195 || sum.Added != 2195-int(stored) || sum.Unchanged != int(stored) || sum.Updated != 0 || len(sum.Failed) != 0 || len(sum.Undated) > 3 {
 		t.Fatalf("re-run summary %+v (stored before: %d)", sum, stored)
 	}
 

@@ -87,8 +87,9 @@ type Summary struct {
 	Updated   int
 	Unchanged int
 	Failed    []Failure
-	// Undated are messages stored with a guessed time because they had no
-	// date of its own (Reason says what dated them); counted above too.
+	// Undated are the messages this import stored (added or changed) with
+	// a guessed time because they had no date of their own (Reason says
+	// what dated them); counted above too.
 	Undated []Failure
 	// Recent are the ids of the mails of the last RecentWindow this import
 	// stored (new or changed): triage decides them quietly.
@@ -159,10 +160,11 @@ func (im *Importer) Import(ctx context.Context, format, path string, progress fu
 
 // record is one parsed item waiting for its batch.
 type record struct {
-	where  string
-	item   *store.Item
-	mail   *store.Mail // nil for documents
-	recent bool        // mail of the last RecentWindow, with a date of its own
+	where   string
+	item    *store.Item
+	mail    *store.Mail // nil for documents
+	recent  bool        // mail of the last RecentWindow, with a date of its own
+	undated string      // how its date was guessed, when it had none of its own
 }
 
 // run is the state of one import.
@@ -252,6 +254,9 @@ func (r *run) flush() error {
 				return err
 			}
 		}
+		if err := keepFolders(r.ctx, tx, batch); err != nil {
+			return err
+		}
 		for _, rec := range batch {
 			res, err := upsert(tx, rec)
 			if err != nil {
@@ -282,6 +287,9 @@ func (r *run) flush() error {
 	for _, rec := range batch {
 		var res store.UpsertResult
 		err := r.im.store.Tx(r.ctx, func(tx *store.Tx) error {
+			if err := keepFolders(r.ctx, tx, []record{rec}); err != nil {
+				return err
+			}
 			var err error
 			res, err = upsert(tx, rec)
 			return err
@@ -304,6 +312,49 @@ func (r *run) flush() error {
 	return nil
 }
 
+// keepFolders keeps the folder stored for a message that comes again
+// from the same tree seen from another root: importing ~/Mail after
+// ~/Mail/work names work's inbox "work/inbox" instead of "inbox", and
+// that is no change to the message. A folder that really differs (the
+// message was moved) is an update.
+func keepFolders(ctx context.Context, tx *store.Tx, batch []record) error {
+	bySource := map[string][]string{}
+	for _, rec := range batch {
+		if _, ok := rec.item.Meta["folder"].(string); ok {
+			bySource[rec.item.Source] = append(bySource[rec.item.Source], rec.item.ExternalID)
+		}
+	}
+	stored := map[[2]string]string{}
+	for source, ids := range bySource {
+		err := store.Each(ctx, tx, func(r store.Scanner) error {
+			var id, folder string
+			if err := r.Scan(&id, &folder); err != nil {
+				return err
+			}
+			stored[[2]string{source, id}] = folder
+			return nil
+		}, `SELECT external_id, COALESCE(json_extract(meta, '$.folder'), '') FROM items
+			WHERE source = ? AND external_id IN (`+store.Placeholders(len(ids))+`)`, append([]any{source}, store.Args(ids)...)...)
+		if err != nil {
+			return fmt.Errorf("import: stored folders: %w", err)
+		}
+	}
+	for _, rec := range batch {
+		folder, _ := rec.item.Meta["folder"].(string)
+		old, ok := stored[[2]string{rec.item.Source, rec.item.ExternalID}]
+		if ok && old != folder && sameFolder(old, folder) {
+			rec.item.Meta["folder"] = old
+		}
+	}
+	return nil
+}
+
+// sameFolder reports whether two folder paths name one folder seen from
+// roots at different depths: one ends with the other.
+func sameFolder(a, b string) bool {
+	return a == "" || b == "" || strings.HasSuffix(a, "/"+b) || strings.HasSuffix(b, "/"+a)
+}
+
 func upsert(tx *store.Tx, rec record) (store.UpsertResult, error) {
 	// Old mail records no event: it must not trigger anything. Recent
 	// mail is recorded as imported, for triage to decide quietly.
@@ -320,6 +371,11 @@ func upsert(tx *store.Tx, rec record) (store.UpsertResult, error) {
 func (r *run) count(rec record, res store.UpsertResult) {
 	if rec.recent && (res.Created || res.Changed) {
 		r.sum.Recent = append(r.sum.Recent, res.ID)
+	}
+	// A guessed date is reported when the message is stored, not again
+	// on every import of the same archive.
+	if rec.undated != "" && (res.Created || res.Changed) {
+		r.sum.Undated = append(r.sum.Undated, Failure{Where: rec.where, Reason: rec.undated})
 	}
 	switch {
 	case res.Created:

@@ -119,9 +119,7 @@ func (r *run) maildir(root string) error {
 				r.fail(f.path, err.Error())
 				break
 			}
-			if m.DateUncertain != "" {
-				r.sum.Undated = append(r.sum.Undated, Failure{Where: f.path, Reason: m.DateUncertain})
-			}
+			rec.undated = m.DateUncertain
 			if f.sent {
 				r.learnOwner(m.From.Email)
 			}

@@ -146,9 +146,8 @@ func (r *run) mbox(path string, size int64) error {
 		}
 		if m.DateUncertain == "" {
 			prev, prevWhere = m.Date, fmt.Sprintf("message %d", msg.index)
-		} else {
-			r.sum.Undated = append(r.sum.Undated, Failure{Where: where, Reason: m.DateUncertain})
 		}
+		rec.undated = m.DateUncertain
 		if hasLabel(m.Labels, "Sent") {
 			rec.item.Meta["outbound"] = true
 			rec.mail.Outbound = true
