@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/omnibrain/omnibrain/internal/tokenize"
 )
 
 // Item is anything ingested: a mail, a calendar event, a GitHub
@@ -118,6 +120,11 @@ func (t *Tx) UpsertItem(it *Item, opts UpsertOptions) (UpsertResult, error) {
 		// Not a trigger: see migration 0010.
 		if _, err := t.Exec(`INSERT INTO items_fts (rowid, title, body, people) VALUES (?, ?, ?, ?)`, id, it.Title, it.Body, string(people)); err != nil {
 			return UpsertResult{}, fmt.Errorf("index item %s/%s: %w", it.Source, it.ExternalID, err)
+		}
+		if tokenize.HasUnspaced(it.Title) || tokenize.HasUnspaced(it.Body) { // see migration 0019
+			if _, err := t.Exec(`INSERT INTO items_unspaced (rowid, title, body, people) VALUES (?, ?, ?, ?)`, id, it.Title, it.Body, string(people)); err != nil {
+				return UpsertResult{}, fmt.Errorf("index item %s/%s: %w", it.Source, it.ExternalID, err)
+			}
 		}
 		res = UpsertResult{ID: id, Created: true}
 	case err != nil:

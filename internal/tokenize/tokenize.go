@@ -131,3 +131,39 @@ func isASCIILetters(w string) bool {
 }
 
 func hasVowel(w string) bool { return strings.ContainsAny(w, "aeiouy") }
+
+// unspacedRanges are the scripts written without spaces between words
+// (Chinese, Japanese, Thai, Lao, Khmer, Myanmar) and Korean, whose words
+// carry their particles: a word is found inside a run of text only by
+// substring. Migration 0019 of the store names the same ranges in a GLOB.
+var unspacedRanges = &unicode.RangeTable{
+	R16: []unicode.Range16{
+		{0x0E00, 0x0EFF, 1}, // Thai, Lao
+		{0x1000, 0x109F, 1}, // Myanmar
+		{0x1780, 0x17FF, 1}, // Khmer
+		{0x3040, 0x30FF, 1}, // Hiragana, Katakana
+		{0x3400, 0x4DBF, 1}, // CJK extension A
+		{0x4E00, 0x9FFF, 1}, // CJK unified ideographs
+		{0xAC00, 0xD7AF, 1}, // Hangul syllables
+		{0xF900, 0xFAFF, 1}, // CJK compatibility ideographs
+		{0xFF66, 0xFF9F, 1}, // half-width Katakana
+	},
+	R32: []unicode.Range32{
+		{0x20000, 0x2FFFF, 1}, // CJK extensions B and later
+	},
+}
+
+// IsUnspaced reports whether r belongs to a script written without
+// spaces between words.
+func IsUnspaced(r rune) bool { return unicode.Is(unspacedRanges, r) }
+
+// HasUnspaced reports whether text holds any letter of a script written
+// without spaces between words.
+func HasUnspaced(text string) bool {
+	for _, r := range text {
+		if r >= 0x0E00 && IsUnspaced(r) {
+			return true
+		}
+	}
+	return false
+}
