@@ -1,14 +1,12 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -76,21 +74,7 @@ func (h *approvalHome) propose(t *testing.T, body string) *approval.Proposal {
 
 func (h *approvalHome) run(t *testing.T, stdin string, args ...string) (string, string, int) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, binary(t), append([]string{"--home", h.dir}, args...)...)
-	cmd.Env = cleanEnv(h.env...)
-	cmd.Stdin = strings.NewReader(stdin)
-	var out, errOut bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	err := cmd.Run()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatalf("run %v: %v", args, err)
-	}
-	return out.String(), errOut.String(), code
+	return runBinary(t, h.dir, h.env, strings.NewReader(stdin), args...)
 }
 
 func TestCLIProposalsApproveRejectEdit(t *testing.T) {

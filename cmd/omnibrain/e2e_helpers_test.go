@@ -57,17 +57,35 @@ func cleanEnv(extra ...string) []string {
 	return append(env, extra...)
 }
 
+// cliTimeout bounds one CLI command, counted from its start (the binary
+// is built before): a command takes well under a second, so minutes on a
+// loaded machine mean it hangs.
+const cliTimeout = 2 * time.Minute
+
 // runCLI runs one CLI command to completion and returns stdout, stderr and
 // the exit code.
 func runCLI(t *testing.T, home string, args ...string) (string, string, int) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	return runBinary(t, home, nil, nil, args...)
+}
+
+// runBinary runs one CLI command on home with extra environment variables
+// and stdin (nil: none) to completion; a command that does not finish
+// within cliTimeout fails the test as hung.
+func runBinary(t *testing.T, home string, env []string, stdin io.Reader, args ...string) (string, string, int) {
+	t.Helper()
+	bin := binary(t)
+	ctx, cancel := context.WithTimeout(context.Background(), cliTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, binary(t), append([]string{"--home", home}, args...)...)
-	cmd.Env = cleanEnv()
+	cmd := exec.CommandContext(ctx, bin, append([]string{"--home", home}, args...)...)
+	cmd.Env = cleanEnv(env...)
+	cmd.Stdin = stdin
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	err := cmd.Run()
+	if ctx.Err() != nil {
+		t.Fatalf("omnibrain %v did not finish within %v (hung?)\nstdout:\n%s\nstderr:\n%s", args, cliTimeout, out.String(), errOut.String())
+	}
 	code := 0
 	if ee, ok := err.(*exec.ExitError); ok {
 		code = ee.ExitCode()

@@ -84,20 +84,7 @@ func TestFreshHomeWaitsForTheDatabaseLock(t *testing.T) {
 // runCLIEnv is runCLI with extra environment variables.
 func runCLIEnv(t *testing.T, home string, env []string, args ...string) (string, string, int) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, binary(t), append([]string{"--home", home}, args...)...)
-	cmd.Env = cleanEnv(env...)
-	var out, errOut bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	err := cmd.Run()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatalf("run %v: %v", args, err)
-	}
-	return out.String(), errOut.String(), code
+	return runBinary(t, home, env, nil, args...)
 }
 
 // A config.yaml with several mistakes gets them all reported at once, each
