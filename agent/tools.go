@@ -161,16 +161,61 @@ func describe(it *store.Item, loc *time.Location) string {
 	}
 	b.WriteString(")\n")
 	for _, k := range []string{"from", "to", "cc", "start", "end", "location", "attendees", "organizer", "repo", "number", "state", "url", "reason", "labels"} {
-		if v, ok := it.Meta[k]; ok {
+		v, ok := it.Meta[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "to", "cc", "labels":
+			fmt.Fprintf(&b, "%s: %s\n", k, listOf(metaStrings(it, k)))
+		case "attendees":
+			fmt.Fprintf(&b, "%s: %s\n", k, listOf(attendeesOf(v)))
+		default:
 			fmt.Fprintf(&b, "%s: %v\n", k, v)
 		}
 	}
-	if len(it.People) > 0 && it.Meta["from"] == nil {
-		fmt.Fprintf(&b, "people: %s\n", strings.Join(it.People, ", "))
+	if len(it.People) > 0 && it.Meta["from"] == nil && it.Meta["attendees"] == nil {
+		fmt.Fprintf(&b, "people: %s\n", listOf(it.People))
 	}
 	b.WriteString("\n")
 	b.WriteString(it.Body)
 	return b.String()
+}
+
+// maxListed bounds the addresses a header line shows: who else got a
+// mail matters, the whole distribution list does not.
+const maxListed = 5
+
+func listOf(vs []string) string {
+	if len(vs) <= maxListed {
+		return strings.Join(vs, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(vs[:maxListed], ", "), len(vs)-maxListed)
+}
+
+// attendeesOf reads an event's attendees as "Name <address> (status)".
+func attendeesOf(v any) []string {
+	list, _ := v.([]any)
+	var out []string
+	for _, x := range list {
+		a, ok := x.(map[string]any)
+		if !ok {
+			continue
+		}
+		email, _ := a["email"].(string)
+		s := email
+		if name, _ := a["name"].(string); name != "" {
+			s = name + " <" + email + ">"
+		}
+		if self, _ := a["self"].(bool); self {
+			s += " (the owner)"
+		}
+		if st, _ := a["response_status"].(string); st != "" && st != "accepted" {
+			s += " (" + st + ")"
+		}
+		out = append(out, s)
+	}
+	return out
 }
 
 func threadTool(d ToolDeps) (*Tool, error) {
