@@ -53,7 +53,7 @@ func (a *App) openGoogle(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	mail, err := gmail.New(gmail.Options{Service: gmailSvc, Store: a.store, BackfillDays: g.GmailBackfillDays, Log: a.log})
+	mail, err := gmail.New(gmail.Options{Service: gmailSvc, Store: a.store, BackfillDays: g.GmailBackfillDays, Log: a.log, Now: a.store.Now})
 	if err != nil {
 		return err
 	}
@@ -78,7 +78,7 @@ func (a *App) openGoogle(ctx context.Context) error {
 		return err
 	}
 	cal, err := calendar.New(calendar.Options{Service: calSvc, Store: a.store, PastDays: g.CalendarPastDays, FutureDays: g.CalendarFutureDays,
-		Location: a.cfg.Location, Log: a.log})
+		Location: a.cfg.Location, Log: a.log, Now: a.store.Now})
 	if err != nil {
 		return err
 	}
