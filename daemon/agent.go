@@ -96,7 +96,7 @@ func (a *App) openAgent(ctx context.Context, b *api.Backends) error {
 	a.agent = agentParts{agent: ag, chat: chat, profile: profile, runs: runs}
 	if a.llm.Available() {
 		a.agent.jobs, err = jobs.New(jobs.Options{
-			Agent: ag, Runs: runs, Chains: chains, Store: a.store, Model: a.llm, OwnerName: a.cfg.Owner.Name,
+			Agent: ag, Runs: runs, Chains: chains, Store: a.store, Model: a.llm, OwnerName: a.cfg.Owner.Name, Location: loc,
 			Log: a.log.With("component", "jobs"), Health: a.health, HealthName: agentHealth,
 		})
 		if err != nil {

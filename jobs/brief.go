@@ -40,9 +40,9 @@ func (r *Runner) MeetingBrief(ctx context.Context, event *store.Item, attendees 
 	}
 	task := agent.Task{
 		Objective: fmt.Sprintf("Prepare the owner for the meeting %q (item id %d) at %s with %s. Write a brief of at most eight short lines: its purpose, open questions and commitments with these people, what to bring. Cite the items you use as [n]. Answer with the brief only.",
-			event.Title, event.ID, event.Time.Format("Mon Jan 2 15:04"), strings.Join(attendees, ", ")),
+			event.Title, event.ID, event.Time.In(r.o.Location).Format("Mon Jan 2 15:04"), strings.Join(attendees, ", ")),
 		Kind: MeetingPrep, Subject: subject, Route: router.TaskBriefing, Plan: "meeting_brief",
-		Tools: []string{"search", "get_item", "thread"}, Prefetch: prefetch,
+		Tools: []string{"get_item", "thread"}, Prefetch: prefetch,
 		MaxIterations: briefIterations, MaxTokens: briefTokens, MaxOutput: briefOutput, Deadline: shortDeadline,
 		NoProfile: true, Origin: "proactive",
 	}
@@ -61,7 +61,7 @@ func (r *Runner) MeetingBrief(ctx context.Context, event *store.Item, attendees 
 		var src strings.Builder
 		src.WriteString("\n\nSources:")
 		for _, c := range ans.Citations {
-			fmt.Fprintf(&src, "\n[%d] %s · %s", c.N, c.Time.In(event.Time.Location()).Format("Jan 2"), clip.Text(c.Title, 80))
+			fmt.Fprintf(&src, "\n[%d] %s · %s", c.N, c.Time.In(r.o.Location).Format("Jan 2"), clip.Text(c.Title, 80))
 			evidence = append(evidence, c.ItemID)
 		}
 		text += src.String()

@@ -27,8 +27,10 @@ const (
 )
 
 // replyTools are the read tools a drafting run may use beyond what it was
-// given: to look further into the thread, the sender or the calendar.
-var replyTools = []string{"search", "get_item", "thread", "calendar", "past_replies"}
+// given (the thread and past mail are in its conversation already):
+// something the mail refers to, a whole message the thread showed
+// clipped, another day of the calendar.
+var replyTools = []string{"search", "get_item", "calendar"}
 
 // DraftReply has a background run draft the owner's reply to a mail that
 // triage decided needs one, and propose it: the run first reads the

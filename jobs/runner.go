@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/omnibrain/omnibrain/agent"
 	"github.com/omnibrain/omnibrain/graph"
@@ -66,8 +67,10 @@ type Options struct {
 	Chains *graph.Chains
 	Store  *store.Store
 	Model  Model
-	// OwnerName signs the drafts' prompt.
+	// OwnerName signs the drafts' prompt; Location is the owner's
+	// timezone, for the times the runs are told (default time.Local).
 	OwnerName string
+	Location  *time.Location
 	// Concurrency is how many runs go at once (default 2); MaxAttempts
 	// how often a run may be started or resumed before it is dropped
 	// (default 3).
@@ -111,6 +114,9 @@ func New(o Options) (*Runner, error) {
 	}
 	if o.HealthName == "" {
 		o.HealthName = "agent"
+	}
+	if o.Location == nil {
+		o.Location = time.Local
 	}
 	return &Runner{o: o, sem: make(chan struct{}, o.Concurrency), inflight: map[string]*flight{}}, nil
 }

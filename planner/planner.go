@@ -85,7 +85,7 @@ func (p *Plan) Render() string {
 		return ""
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "Plan for: %s\n", p.Objective)
+	fmt.Fprintf(&b, "Plan for: %s\n", clip.Text(firstLine(p.Objective), maxObjective))
 	for i, ph := range p.Phases {
 		switch {
 		case ph.Status == Done:
@@ -111,6 +111,15 @@ func (p *Plan) Render() string {
 		b.WriteString("When the active phase's goal is met, call finish_phase with a one-sentence reflection.\n")
 	}
 	return b.String()
+}
+
+// maxObjective bounds the objective the plan repeats: the task itself is
+// in the conversation, the plan only names it.
+const maxObjective = 100
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	return s
 }
 
 // ToolHints returns the hints of the active phase's steps.
