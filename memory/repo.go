@@ -124,7 +124,7 @@ func (r repo) addMessage(ctx context.Context, session, text string, now time.Tim
 	if _, err := r.db.ExecContext(ctx, `INSERT INTO memory_messages (session, text, created) VALUES (?,?,?)`, session, text, ms(now)); err != nil {
 		return 0, fmt.Errorf("memory: record message: %w", err)
 	}
-	err = r.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM memory_messages WHERE extracted = 0`).Scan(&pending)
+	err = r.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM memory_messages`).Scan(&pending)
 	return pending, err
 }
 
@@ -132,15 +132,16 @@ func (r repo) pendingMessages(ctx context.Context, limit int) ([]message, error)
 	out, err := store.Collect(ctx, r.db, func(sc store.Scanner) (message, error) {
 		var m message
 		return m, sc.Scan(&m.ID, &m.Session, &m.Text)
-	}, `SELECT id, session, text FROM memory_messages WHERE extracted = 0 ORDER BY id LIMIT ?`, limit)
+	}, `SELECT id, session, text FROM memory_messages ORDER BY id LIMIT ?`, limit)
 	if err != nil {
 		return nil, fmt.Errorf("memory: messages: %w", err)
 	}
 	return out, nil
 }
 
-// markExtracted marks messages up to id done; the texts are not kept
-// past extraction (the chat session has them).
+// markExtracted deletes the messages up to id: a message waits for
+// extraction as long as its row exists, and its text is not kept past
+// extraction (the chat session has it).
 func markExtracted(ctx context.Context, x execer, through int64) error {
 	_, err := x.ExecContext(ctx, `DELETE FROM memory_messages WHERE id <= ?`, through)
 	if err != nil {
