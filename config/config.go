@@ -45,6 +45,7 @@ type Config struct {
 	Schedule      Schedule      `yaml:"schedule"`
 	Notifications Notifications `yaml:"notifications"`
 	Plugins       Plugins       `yaml:"plugins"`
+	Memory        Memory        `yaml:"memory"`
 
 	// origin names the variable or flag that set a key, so an error about
 	// a value that is not in config.yaml does not send the owner there.
@@ -230,6 +231,12 @@ type Plugins struct {
 	CallTimeout time.Duration `yaml:"call_timeout"`
 }
 
+// Memory configures what omnibrain remembers about the owner.
+type Memory struct {
+	// RecentContextDays is how long a recent_context fact lives (14).
+	RecentContextDays int `yaml:"recent_context_days"`
+}
+
 // Default returns the configuration used when nothing is configured.
 func Default(home string) *Config {
 	return &Config{
@@ -251,6 +258,7 @@ func Default(home string) *Config {
 		Embedder: Embedder{Provider: "builtin"},
 		Approval: Approval{Expiry: 24 * time.Hour, Snooze: 2 * time.Hour, SendDelay: 10 * time.Second},
 		Plugins:  Plugins{VerifyInterval: time.Hour, MessagesPerHour: 10, CallTimeout: 30 * time.Second},
+		Memory:   Memory{RecentContextDays: 14},
 		Schedule: Schedule{
 			Mail:            5 * time.Minute,
 			Calendar:        15 * time.Minute,
@@ -594,6 +602,9 @@ func (c *Config) problems() []Problem {
 	}
 	if c.Plugins.CallTimeout <= 0 || c.Plugins.CallTimeout > 10*time.Minute {
 		bad("plugins.call_timeout", "plugins.call_timeout: %v must be between 0 and 10m", c.Plugins.CallTimeout)
+	}
+	if d := c.Memory.RecentContextDays; d < 1 || d > 365 {
+		bad("memory.recent_context_days", "memory.recent_context_days: %d must be a number of days from 1 to 365", d)
 	}
 	for name, d := range map[string]time.Duration{"schedule.mail": c.Schedule.Mail, "schedule.calendar": c.Schedule.Calendar, "schedule.github": c.Schedule.GitHub} {
 		if d < 10*time.Second {

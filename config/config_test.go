@@ -313,3 +313,30 @@ func TestValidationNamesTheVariableOrFlag(t *testing.T) {
 		t.Errorf("from the file: %v", err)
 	}
 }
+
+// memory.recent_context_days: 14 unless set; a value that is not a
+// sensible number of days is an error naming its line.
+func TestMemoryRecentContextDays(t *testing.T) {
+	cfg, err := Load(t.TempDir(), envFrom(nil), Flags{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Memory.RecentContextDays != 14 {
+		t.Errorf("default recent_context_days = %d, want 14", cfg.Memory.RecentContextDays)
+	}
+	home := t.TempDir()
+	writeConfig(t, home, "memory:\n  recent_context_days: 30\n", 0o600)
+	if cfg, err = Load(home, envFrom(nil), Flags{}); err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Memory.RecentContextDays != 30 {
+		t.Errorf("recent_context_days = %d, want 30 from the file", cfg.Memory.RecentContextDays)
+	}
+	for _, v := range []string{"0", "-3", "400"} {
+		writeConfig(t, home, "log_level: info\nmemory:\n  recent_context_days: "+v+"\n", 0o600)
+		_, err := Load(home, envFrom(nil), Flags{})
+		if err == nil || !strings.Contains(err.Error(), "line 3: memory.recent_context_days: "+v+" must be a number of days from 1 to 365") {
+			t.Errorf("recent_context_days %s: err = %v", v, err)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package daemon
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/omnibrain/omnibrain/agent"
 	"github.com/omnibrain/omnibrain/api"
@@ -18,6 +19,7 @@ func (a *App) openMemory(ctx context.Context, b *api.Backends) error {
 	opts := memory.Options{
 		DB: a.store.DB(), Home: a.cfg.Home, Notifier: a.approval.queue, Health: a.health,
 		Log: a.log.With("component", "memory"), Now: a.store.Now,
+		RecentContextTTL: time.Duration(a.cfg.Memory.RecentContextDays) * 24 * time.Hour,
 	}
 	if a.llm != nil && a.llm.Available() {
 		opts.Model = a.llm
