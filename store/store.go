@@ -66,7 +66,9 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	q.Set("_busy_timeout", "5000")
 	q.Set("_txlock", "immediate")
 	q.Set("_foreign_keys", "on")
-	dsn := "file:" + path + "?" + q.Encode()
+	// In a URI file name "?" starts the parameters and "#" a fragment:
+	// a home named "mail#2" must not open the database "mail".
+	dsn := "file:" + strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(path) + "?" + q.Encode()
 	db, err := sql.Open("sqlite3", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("store: open %s: %w", path, err)

@@ -255,3 +255,26 @@ func TestDeletedItemIDsAreNeverReused(t *testing.T) {
 		t.Errorf("%d search rows for the one item left, %v", fts, err)
 	}
 }
+
+// A path with the characters a URI gives meaning to opens that file.
+func TestOpenPathWithURICharacters(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	for _, name := range []string{"a#1", "a?b", "a%23"} {
+		s, err := Open(ctx, filepath.Join(dir, name, FileName), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = s.UpsertItems(ctx, []*Item{{Source: "t", ExternalID: name, Time: time.Unix(1, 0)}}, UpsertOptions{})
+		s.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := os.Stat(filepath.Join(dir, name, FileName)); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "a")); err == nil {
+		t.Error(`the database went to "a"`)
+	}
+}
