@@ -30,8 +30,12 @@ type Item struct {
 	Sender     string
 	People     []string
 	Meta       map[string]any
-	Created    time.Time
-	Updated    time.Time
+	// MessageID is a mail's Message-ID, with or without its angle
+	// brackets; "" for what is not a message. One message is one item
+	// whatever sources bring it (UpsertItem).
+	MessageID string
+	Created   time.Time
+	Updated   time.Time
 }
 
 // Validate reports what makes an item unstorable.
@@ -66,6 +70,16 @@ type UpsertOptions struct {
 	// EventKind names the event instead of "new" or "updated": an import
 	// records recent mail as EventImported, to be triaged but not announced.
 	EventKind string
+	// Collected says the copy comes from the service the message lives in
+	// (the Gmail collector), not from an archive: when the item is already
+	// stored from an archive, this copy's source, id and thread become the
+	// item's own, so that replies and label changes reach the message.
+	Collected bool
+	// OnlyBetter says the copy repeats a message the same import already
+	// gave (an archive holding it in two folders): it replaces the stored
+	// copy only when it is better, so that re-imports do not flip between
+	// the two.
+	OnlyBetter bool
 }
 
 // EventImported is the item event of recent mail from an archive import.
@@ -76,11 +90,20 @@ type UpsertResult struct {
 	ID      int64
 	Created bool // a new row
 	Changed bool // an existing row whose content changed
+	// Kept says why the stored copy of a message stayed instead of this
+	// one (see keepStored); "" otherwise.
+	Kept string
 }
 
-// UpsertItem inserts the item or updates the row with the same source and
-// external id. It never touches state kept beside the item (events already
-// consumed, triage, vectors), and an identical upsert writes nothing.
+// UpsertItem inserts the item or updates the one it is another copy of:
+// the row with the same source and external id, or, for a message, the
+// item with the same Message-ID from any source (mbox, maildir, a JSONL
+// line, Gmail), which the new source and id then also name. A message is
+// never replaced by a worse copy (keepStored says what worse is); a
+// collector's copy makes its source and id the item's own, so that
+// actions reach the message where it lives. It never touches state kept
+// beside the item (events already consumed, triage, vectors), and an
+// identical upsert writes nothing.
 func (t *Tx) UpsertItem(it *Item, opts UpsertOptions) (UpsertResult, error) {
 	if err := it.Validate(); err != nil {
 		return UpsertResult{}, err
@@ -97,20 +120,20 @@ func (t *Tx) UpsertItem(it *Item, opts UpsertOptions) (UpsertResult, error) {
 	}
 	hash := it.contentHash(string(people), string(meta))
 	now := ms(t.now)
+	msgID := NormalizeMessageID(it.MessageID)
 
-	var id int64
-	var oldHash string
-	err = t.QueryRow(`SELECT id, content_hash FROM items WHERE source = ? AND external_id = ?`, it.Source, it.ExternalID).Scan(&id, &oldHash)
+	st, err := t.storedCopy(it.Source, it.ExternalID, msgID)
 	var res UpsertResult
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		// The id is past every id ever given out: a plain rowid would hand
 		// a deleted newest item's id to the next one, and notifications,
 		// proposals and evidence that name the old item would name it.
-		r, err := t.Exec(`INSERT INTO items (id, source, external_id, kind, thread, time, title, body, quoted, sender, people, meta, content_hash, created, updated)
+		r, err := t.Exec(`INSERT INTO items (id, source, external_id, kind, thread, time, title, body, quoted, sender, people, meta, message_id, content_hash, created, updated)
 			VALUES (1 + MAX(COALESCE((SELECT MAX(id) FROM items), 0), COALESCE((SELECT CAST(value AS INTEGER) FROM meta WHERE key = '`+metaMaxDeletedItem+`'), 0)),
-			?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			it.Source, it.ExternalID, it.Kind, it.Thread, ms(it.Time), it.Title, it.Body, it.Quoted, strings.ToLower(it.Sender), string(people), string(meta), hash, now, now)
+			?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			it.Source, it.ExternalID, it.Kind, it.Thread, ms(it.Time), it.Title, it.Body, it.Quoted, strings.ToLower(it.Sender), string(people), string(meta), msgID, hash, now, now)
+		var id int64
 		if err != nil {
 			return UpsertResult{}, fmt.Errorf("insert item %s/%s: %w", it.Source, it.ExternalID, err)
 		}
@@ -129,13 +152,39 @@ func (t *Tx) UpsertItem(it *Item, opts UpsertOptions) (UpsertResult, error) {
 		res = UpsertResult{ID: id, Created: true}
 	case err != nil:
 		return UpsertResult{}, fmt.Errorf("look up item %s/%s: %w", it.Source, it.ExternalID, err)
-	case oldHash == hash:
-		it.ID = id
-		return UpsertResult{ID: id}, nil
 	default:
-		_, err := t.Exec(`UPDATE items SET kind = ?, thread = ?, time = ?, title = ?, body = ?, quoted = ?, sender = ?, people = ?, meta = ?, content_hash = ?, updated = ?
-			WHERE id = ?`,
-			it.Kind, it.Thread, ms(it.Time), it.Title, it.Body, it.Quoted, strings.ToLower(it.Sender), string(people), string(meta), hash, now, id)
+		id := st.id
+		if !st.own {
+			if err := t.rename(st, it.Source, it.ExternalID, it.Thread, opts.Collected); err != nil {
+				return UpsertResult{}, fmt.Errorf("upsert item %s/%s: %w", it.Source, it.ExternalID, err)
+			}
+		}
+		if st.hash == hash {
+			it.ID = id
+			return UpsertResult{ID: id}, nil
+		}
+		q := qualityOf(it)
+		if msgID != "" {
+			if why := keepStored(st.quality, q); why != "" {
+				it.ID = id
+				return UpsertResult{ID: id, Kept: why}, nil
+			}
+		}
+		// Another archive's copy of a message, or a repeat, that is no
+		// better leaves the stored one: importing a mailbox as an mbox and
+		// then as a maildir changes nothing, and neither does a re-import.
+		onlyBetter := opts.OnlyBetter || msgID != "" && !st.own && !opts.Collected
+		if onlyBetter && (msgID == "" || !better(q, st.quality)) {
+			it.ID = id
+			return UpsertResult{ID: id}, nil
+		}
+		thread := it.Thread
+		if !st.own && !opts.Collected {
+			thread = st.thread // an archive's copy does not move the message to its thread
+		}
+		_, err := t.Exec(`UPDATE items SET kind = ?, thread = ?, time = ?, title = ?, body = ?, quoted = ?, sender = ?, people = ?, meta = ?,
+			message_id = ?, content_hash = ?, updated = ? WHERE id = ?`,
+			it.Kind, thread, ms(it.Time), it.Title, it.Body, it.Quoted, strings.ToLower(it.Sender), string(people), string(meta), msgID, hash, now, id)
 		if err != nil {
 			return UpsertResult{}, fmt.Errorf("update item %s/%s: %w", it.Source, it.ExternalID, err)
 		}
@@ -184,13 +233,13 @@ func nonNil[T any](s []T) []T {
 	return s
 }
 
-const itemColumns = `id, source, external_id, kind, thread, time, title, body, quoted, sender, people, meta, created, updated`
+const itemColumns = `id, source, external_id, kind, thread, time, title, body, quoted, sender, people, meta, message_id, created, updated`
 
 func scanItem(row Scanner) (*Item, error) {
 	var it Item
 	var t, created, updated int64
 	var people, meta string
-	if err := row.Scan(&it.ID, &it.Source, &it.ExternalID, &it.Kind, &it.Thread, &t, &it.Title, &it.Body, &it.Quoted, &it.Sender, &people, &meta, &created, &updated); err != nil {
+	if err := row.Scan(&it.ID, &it.Source, &it.ExternalID, &it.Kind, &it.Thread, &t, &it.Title, &it.Body, &it.Quoted, &it.Sender, &people, &meta, &it.MessageID, &created, &updated); err != nil {
 		return nil, err
 	}
 	it.Time, it.Created, it.Updated = fromMS(t), fromMS(created), fromMS(updated)
@@ -214,9 +263,12 @@ func (s *Store) Item(ctx context.Context, id int64) (*Item, error) {
 	return it, err
 }
 
-// ItemByExternalID returns the item with the source's id.
+// ItemByExternalID returns the item with the source's id, or the item a
+// copy of the same message from that source was merged into.
 func (s *Store) ItemByExternalID(ctx context.Context, source, externalID string) (*Item, error) {
-	it, err := scanItem(s.db.QueryRowContext(ctx, `SELECT `+itemColumns+` FROM items WHERE source = ? AND external_id = ?`, source, externalID))
+	it, err := scanItem(s.db.QueryRowContext(ctx, `SELECT `+itemColumns+` FROM items WHERE source = ? AND external_id = ?
+		UNION ALL SELECT `+qualified("i.", itemColumns)+` FROM item_aliases a JOIN items i ON i.id = a.item_id WHERE a.source = ? AND a.external_id = ?
+		LIMIT 1`, source, externalID, source, externalID))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("item %s/%s: %w", source, externalID, ErrNotFound)
 	}
@@ -299,24 +351,53 @@ func (t *Tx) AckEvents(consumer string, eventID int64) error {
 // it (triggers and cascades); contact and thread statistics keep it.
 // It reports whether there was such an item.
 func (t *Tx) DeleteItem(source, externalID string) (bool, error) {
+	// A copy the item was merged with: the item stays with its other copies.
+	res, err := t.Exec(`DELETE FROM item_aliases WHERE source = ? AND external_id = ?`, source, externalID)
+	if err != nil {
+		return false, fmt.Errorf("delete item %s/%s: %w", source, externalID, err)
+	}
+	if n, _ := res.RowsAffected(); n > 0 {
+		return true, nil
+	}
 	var id int64
-	err := t.QueryRow(`SELECT id FROM items WHERE source = ? AND external_id = ?`, source, externalID).Scan(&id)
+	err = t.QueryRow(`SELECT id FROM items WHERE source = ? AND external_id = ?`, source, externalID).Scan(&id)
 	if errors.Is(err, sql.ErrNoRows) {
 		return false, nil
 	}
 	if err != nil {
 		return false, fmt.Errorf("delete item %s/%s: %w", source, externalID, err)
 	}
-	// Remember the id so that it is never given out again (UpsertItem).
-	if _, err := t.Exec(`INSERT INTO meta (key, value, updated) VALUES (?, ?, ?)
-		ON CONFLICT (key) DO UPDATE SET value = MAX(CAST(meta.value AS INTEGER), CAST(excluded.value AS INTEGER)), updated = excluded.updated`,
-		metaMaxDeletedItem, strconv.FormatInt(id, 10), ms(t.now)); err != nil {
+	// The item's own copy, when others remain: one of them names it now.
+	var aSource, aID string
+	err = t.QueryRow(`SELECT source, external_id FROM item_aliases WHERE item_id = ? ORDER BY source, external_id LIMIT 1`, id).Scan(&aSource, &aID)
+	switch {
+	case err == nil:
+		if _, err := t.Exec(`DELETE FROM item_aliases WHERE source = ? AND external_id = ?`, aSource, aID); err != nil {
+			return false, fmt.Errorf("delete item %s/%s: %w", source, externalID, err)
+		}
+		if _, err := t.Exec(`UPDATE items SET source = ?, external_id = ? WHERE id = ?`, aSource, aID, id); err != nil {
+			return false, fmt.Errorf("delete item %s/%s: %w", source, externalID, err)
+		}
+		return true, nil
+	case !errors.Is(err, sql.ErrNoRows):
 		return false, fmt.Errorf("delete item %s/%s: %w", source, externalID, err)
 	}
-	if _, err := t.Exec(`DELETE FROM items WHERE id = ?`, id); err != nil {
+	if err := t.forget(id); err != nil {
 		return false, fmt.Errorf("delete item %s/%s: %w", source, externalID, err)
 	}
 	return true, nil
+}
+
+// forget deletes an item and remembers its id so that it is never given
+// out again (UpsertItem).
+func (t *Tx) forget(id int64) error {
+	if _, err := t.Exec(`INSERT INTO meta (key, value, updated) VALUES (?, ?, ?)
+		ON CONFLICT (key) DO UPDATE SET value = MAX(CAST(meta.value AS INTEGER), CAST(excluded.value AS INTEGER)), updated = excluded.updated`,
+		metaMaxDeletedItem, strconv.FormatInt(id, 10), ms(t.now)); err != nil {
+		return err
+	}
+	_, err := t.Exec(`DELETE FROM items WHERE id = ?`, id)
+	return err
 }
 
 // metaMaxDeletedItem is the highest id of a deleted item.

@@ -82,7 +82,10 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		if err := s.checkFTS5(ctx); err != nil {
 			return err
 		}
-		return s.migrate(ctx)
+		if err := s.migrate(ctx); err != nil {
+			return err
+		}
+		return s.mergeOnce(ctx)
 	})
 	if err != nil {
 		db.Close()

@@ -159,7 +159,7 @@ func scanTriageItem(rows Scanner) (*Triage, *Item, error) {
 	var factors, people, meta string
 	err := rows.Scan(&tr.ItemID, &tr.Decision, &tr.Category, &tr.Score, &tr.Level, &deadline, &factors, &tr.Reason, &tr.Model,
 		&tr.Tokens, &tr.ProposalID, &itemTime, &created, &updated,
-		&it.ID, &it.Source, &it.ExternalID, &it.Kind, &it.Thread, &t, &it.Title, &it.Body, &it.Quoted, &it.Sender, &people, &meta, &icreated, &iupdated)
+		&it.ID, &it.Source, &it.ExternalID, &it.Kind, &it.Thread, &t, &it.Title, &it.Body, &it.Quoted, &it.Sender, &people, &meta, &it.MessageID, &icreated, &iupdated)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -207,9 +207,12 @@ func (s *Store) TriageCounts(ctx context.Context, since, until time.Time) (map[s
 }
 
 // ItemsByExternalID returns every item with the external id, whatever its
-// source (ids are unique per source only).
+// source (ids are unique per source only), and the items that copies with
+// that id were merged into.
 func (s *Store) ItemsByExternalID(ctx context.Context, externalID string) ([]*Item, error) {
-	out, err := Collect(ctx, s.db, scanItem, `SELECT `+itemColumns+` FROM items WHERE external_id = ? ORDER BY source LIMIT 20`, externalID)
+	out, err := Collect(ctx, s.db, scanItem, `SELECT `+itemColumns+` FROM items WHERE id IN (
+			SELECT id FROM items WHERE external_id = ?1 UNION SELECT item_id FROM item_aliases WHERE external_id = ?1)
+		ORDER BY source LIMIT 20`, externalID)
 	if err != nil {
 		return nil, fmt.Errorf("items by external id: %w", err)
 	}
