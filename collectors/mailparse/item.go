@@ -93,6 +93,7 @@ func (m *Message) Item(opts ItemOptions) (*store.Item, store.Mail) {
 	}
 	set("folder", opts.Folder)
 	set("date_uncertain", m.DateUncertain) // the time is a guess: say so wherever it shows
+	set("damaged", m.Damaged)              // a better copy of the message replaces it
 	if opts.Outbound {
 		meta["outbound"] = true
 	}
@@ -112,6 +113,10 @@ func (m *Message) Item(opts ItemOptions) (*store.Item, store.Mail) {
 		Sender:     m.From.Email,
 		People:     m.people(),
 		Meta:       meta,
+		MessageID:  m.MessageID,
+	}
+	if it.MessageID == "" && m.Fingerprint != "" {
+		it.MessageID = "sha256:" + m.Fingerprint // the same bytes from another archive are the same message
 	}
 	mail := store.Mail{
 		MessageID: m.MessageID,

@@ -63,9 +63,18 @@ type Message struct {
 	// Warnings are problems that did not stop parsing (a part that could
 	// not be read, an unknown charset, a Date header that was ignored).
 	Warnings []string
+	// Damaged says why the message is not whole, "" when it is: it ends
+	// inside its headers, a multipart lacks its closing boundary, an
+	// encoded part is cut. A store keeps a whole copy of a message over a
+	// damaged one.
+	Damaged string
 	// Hash identifies the content (SHA-256 of the message without an mbox
 	// From line), the id of last resort.
 	Hash string
+	// Fingerprint identifies the message's bytes whatever archive held it
+	// (line ends and surrounding blank lines aside): how two copies of a
+	// message without a Message-ID are known to be one.
+	Fingerprint string
 }
 
 // Attachment is an attachment's metadata; its content is not kept.
@@ -113,14 +122,21 @@ func ParseWith(raw []byte, opts ParseOptions) (m *Message, err error) {
 	if err := checkHeaderStart(raw); err != nil {
 		return nil, err
 	}
-	sum := sha256.Sum256(raw)
+	sum, print := sha256.Sum256(raw), fingerprint(raw)
 	raw, trailer := cutBase64Trailer(raw)
 	root, err := parser.ReadParts(bytes.NewReader(raw))
 	if err != nil {
 		return nil, fmt.Errorf("mailparse: read MIME structure: %w", err)
 	}
-	m = &Message{Hash: hex.EncodeToString(sum[:])}
+	m = &Message{Hash: hex.EncodeToString(sum[:]), Fingerprint: print}
+	if !headerEnds(raw) {
+		m.Damaged = "it ends inside its headers"
+	}
 	tree := fromEnmime(root, m)
+	if m.Damaged == "" && !boundariesClosed(root, raw) {
+		// enmime does not always say so when the last part is cut.
+		m.Damaged = "a multipart part ends without its closing boundary"
+	}
 	if trailer != "" {
 		// Keep the appended footer as text of its own, after the body.
 		tree = &node{contentType: "multipart/mixed", children: []*node{tree, {contentType: "text/plain", text: trailer}}}
@@ -221,6 +237,34 @@ func cutMboxFrom(raw []byte) (string, []byte) {
 	return strings.TrimRight(string(raw[:i]), "\r"), raw[i+1:]
 }
 
+// fingerprint hashes a message with its line ends made LF and the blank
+// lines around it dropped: an mbox trims what a maildir file keeps.
+func fingerprint(raw []byte) string {
+	norm := bytes.ReplaceAll(bytes.TrimSpace(raw), []byte("\r\n"), []byte("\n"))
+	sum := sha256.Sum256(norm)
+	return hex.EncodeToString(sum[:16])
+}
+
+// headerEnds reports whether the header block ends with the blank line
+// before the body, as in every whole message.
+func headerEnds(raw []byte) bool {
+	return bytes.Contains(raw, []byte("\n\n")) || bytes.Contains(raw, []byte("\n\r\n"))
+}
+
+// boundariesClosed reports whether every multipart part's closing
+// boundary ("--" boundary "--") is in the message, as in a whole one.
+func boundariesClosed(p *enmime.Part, raw []byte) bool {
+	for ; p != nil; p = p.NextSibling {
+		if b := p.Boundary; b != "" && strings.HasPrefix(p.ContentType, "multipart/") && !bytes.Contains(raw, []byte("--"+b+"--")) {
+			return false
+		}
+		if !boundariesClosed(p.FirstChild, raw) {
+			return false
+		}
+	}
+	return true
+}
+
 // checkHeaderStart rejects input that does not begin with a header field.
 func checkHeaderStart(raw []byte) error {
 	line := raw
@@ -271,6 +315,15 @@ func fromEnmime(p *enmime.Part, m *Message) *node {
 			continue
 		}
 		m.warnf("part %s: %s: %s", p.PartID, e.Name, e.Detail)
+		if m.Damaged != "" {
+			continue
+		}
+		switch e.Name {
+		case enmime.ErrorMissingBoundary:
+			m.Damaged = "a multipart part ends without its closing boundary"
+		case enmime.ErrorMalformedBase64:
+			m.Damaged = "an encoded part is cut or broken"
+		}
 	}
 	if strings.HasPrefix(n.contentType, "text/") || n.contentType == "" {
 		label := originalCharset(p.Header)
