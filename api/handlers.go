@@ -200,6 +200,9 @@ type ImportSummary struct {
 	// Undated were stored with a guessed time, marked as such: they had no
 	// date of their own (Reason says what dated them).
 	Undated []ImportFailure `json:"undated,omitempty"`
+	// Kept are copies of messages already stored that did not replace
+	// them: Reason says why ("kept the stored copy: the new copy is …").
+	Kept []ImportFailure `json:"kept,omitempty"`
 	// Triage is what was decided, quietly, about the mail of the last days.
 	Triage *ImportTriage `json:"triage,omitempty"`
 }

@@ -74,6 +74,9 @@ func (ai *apiImporter) Import(ctx context.Context, req api.ImportRequest, progre
 	for _, f := range sum.Undated {
 		out.Undated = append(out.Undated, api.ImportFailure{Where: f.Where, Reason: f.Reason})
 	}
+	for _, f := range sum.Kept {
+		out.Kept = append(out.Kept, api.ImportFailure{Where: f.Where, Reason: f.Reason})
+	}
 	if len(sum.Recent) > 0 {
 		out.Triage = ai.triage(ctx, sum.Recent)
 	}

@@ -194,6 +194,9 @@ func printImportSummary(e *env, s *api.ImportSummary) {
 	if len(s.Undated) > 0 {
 		printImportList(e, fmt.Sprintf("kept with a guessed date (%d had no date of their own; marked date_uncertain):", len(s.Undated)), s.Undated)
 	}
+	if len(s.Kept) > 0 {
+		printImportList(e, fmt.Sprintf("kept the stored copy (%d messages already stored in a better copy):", len(s.Kept)), s.Kept)
+	}
 	if t := s.Triage; t != nil {
 		e.printf("\ntriaged quietly (no notifications): %d %s of the last %d days — %d need your answer, %d worth knowing, %d ignored\n",
 			t.Mails, plural(t.Mails, "mail", "mails"), t.Days, t.NeedAnswer, t.WorthKnowing, t.Ignored)

@@ -398,9 +398,12 @@ func (c *Collector) store(ctx context.Context, batch []fetched, historyID uint64
 				skipped++
 				continue
 			}
-			r, err := tx.UpsertMail(f.item, f.mail, store.UpsertOptions{Event: true})
+			r, err := tx.UpsertMail(f.item, f.mail, store.UpsertOptions{Event: true, Collected: true})
 			if err != nil {
 				return err
+			}
+			if r.Kept != "" {
+				c.log.Info("kept the stored copy of a message", "id", f.id, "reason", r.Kept)
 			}
 			if r.Created || r.Changed {
 				stored++

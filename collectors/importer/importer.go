@@ -91,6 +91,10 @@ type Summary struct {
 	// a guessed time because they had no date of their own (Reason says
 	// what dated them); counted above too.
 	Undated []Failure
+	// Kept are copies of messages already stored that did not replace the
+	// stored copy (Reason says why: damaged, shorter, undated); counted as
+	// unchanged.
+	Kept []Failure
 	// Recent are the ids of the mails of the last RecentWindow this import
 	// stored (new or changed): triage decides them quietly.
 	Recent   []int64
@@ -165,6 +169,7 @@ type record struct {
 	mail    *store.Mail // nil for documents
 	recent  bool        // mail of the last RecentWindow, with a date of its own
 	undated string      // how its date was guessed, when it had none of its own
+	repeat  bool        // this import gave the same source and id before
 }
 
 // run is the state of one import.
@@ -177,7 +182,7 @@ type run struct {
 
 	pending  []record
 	owners   []string          // learned owner addresses not yet saved
-	seen     map[[16]byte]bool // hashed ids of this run: a repeat is a duplicate, not an update
+	seen     map[[16]byte]bool // hashed ids of this run: a repeat replaces only a worse copy
 	sentFrom map[string]int    // From addresses of sent mail, to learn the owner's
 
 	done, total int64
@@ -192,13 +197,12 @@ func (r *run) fail(where, reason string) {
 // add queues a parsed item, flushing when the batch is full.
 func (r *run) add(rec record) error {
 	r.sum.Seen++
+	// The same message twice (in this archive or another source) is one
+	// item; the store keeps the better copy.
 	// A hash, not the id: a Takeout of a million mails keeps this map small.
 	sum := sha256.Sum256([]byte(rec.item.Source + "\x00" + rec.item.ExternalID))
 	key := [16]byte(sum[:16])
-	if r.seen[key] {
-		r.sum.Unchanged++ // the same message twice in one archive: stored once
-		return nil
-	}
+	rec.repeat = r.seen[key]
 	r.seen[key] = true
 	rec.recent = r.recent(rec)
 	r.pending = append(r.pending, rec)
@@ -358,9 +362,9 @@ func sameFolder(a, b string) bool {
 func upsert(tx *store.Tx, rec record) (store.UpsertResult, error) {
 	// Old mail records no event: it must not trigger anything. Recent
 	// mail is recorded as imported, for triage to decide quietly.
-	var opts store.UpsertOptions
+	opts := store.UpsertOptions{OnlyBetter: rec.repeat}
 	if rec.recent {
-		opts = store.UpsertOptions{Event: true, EventKind: store.EventImported}
+		opts.Event, opts.EventKind = true, store.EventImported
 	}
 	if rec.mail != nil {
 		return tx.UpsertMail(rec.item, *rec.mail, opts)
@@ -384,6 +388,9 @@ func (r *run) count(rec record, res store.UpsertResult) {
 		r.sum.Updated++
 	default:
 		r.sum.Unchanged++
+		if res.Kept != "" {
+			r.sum.Kept = append(r.sum.Kept, Failure{Where: rec.where, Reason: "kept the stored copy: " + res.Kept})
+		}
 	}
 }
 

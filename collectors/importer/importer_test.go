@@ -282,33 +282,9 @@ func TestImportMboxFromCorpus(t *testing.T) {
 		}
 		return nil
 	})
-	var mbox bytes.Buffer
-	escaped := 0
-	for i, p := range paths {
-		raw := mustRead(t, p)
-		if !bytes.HasPrefix(raw, []byte("From ")) {
-			fmt.Fprintf(&mbox, "From corpus@example.com Mon Sep  2 08:00:%02d 2002\n", i%60)
-		}
-		sc := bufio.NewScanner(bytes.NewReader(raw))
-		sc.Buffer(nil, 1<<20)
-		first := true
-		for sc.Scan() {
-			line := sc.Text()
-			if !first && (strings.HasPrefix(line, "From ") || strings.HasPrefix(strings.TrimLeft(line, ">"), "From ") && strings.HasPrefix(line, ">")) {
-				line = ">" + line
-				escaped++
-			}
-			first = false
-			mbox.WriteString(line + "\n")
-		}
-		mbox.WriteString("\n")
-	}
+	path, size, escaped := writeMbox(t, paths)
 	if escaped == 0 {
 		t.Fatal("the sample has no body line to escape; pick another")
-	}
-	path := filepath.Join(t.TempDir(), "corpus.mbox")
-	if err := os.WriteFile(path, mbox.Bytes(), 0o600); err != nil {
-		t.Fatal(err)
 	}
 	s := openStore(t)
 	var last Progress
@@ -320,8 +296,8 @@ func TestImportMboxFromCorpus(t *testing.T) {
 	if sum.Added != len(paths) {
 		t.Fatalf("added %d of %d: %v", sum.Added, len(paths), sum.Failed)
 	}
-	if last.Unit != "bytes" || last.Total != int64(mbox.Len()) || last.Done != last.Total || last.Added != sum.Added {
-		t.Fatalf("last progress %+v (file %d bytes)", last, mbox.Len())
+	if last.Unit != "bytes" || last.Total != size || last.Done != last.Total || last.Added != sum.Added {
+		t.Fatalf("last progress %+v (file %d bytes)", last, size)
 	}
 	for _, p := range paths[:40] {
 		m, err := mailparse.Parse(mustRead(t, p))
@@ -343,6 +319,39 @@ func TestImportMboxFromCorpus(t *testing.T) {
 }
 
 func clip(s string) string { return s[:min(len(s), 120)] }
+
+// writeMbox writes the message files into an mboxrd the way mail programs
+// write one ("From " lines in bodies escaped); it returns its path, size
+// and how many lines it escaped.
+func writeMbox(t *testing.T, paths []string) (string, int64, int) {
+	t.Helper()
+	var mbox bytes.Buffer
+	escaped := 0
+	for i, p := range paths {
+		raw := mustRead(t, p)
+		if !bytes.HasPrefix(raw, []byte("From ")) {
+			fmt.Fprintf(&mbox, "From corpus@example.com Mon Sep  2 08:00:%02d 2002\n", i%60)
+		}
+		sc := bufio.NewScanner(bytes.NewReader(raw))
+		sc.Buffer(nil, 1<<20)
+		first := true
+		for sc.Scan() {
+			line := sc.Text()
+			if !first && (strings.HasPrefix(line, "From ") || strings.HasPrefix(strings.TrimLeft(line, ">"), "From ") && strings.HasPrefix(line, ">")) {
+				line = ">" + line
+				escaped++
+			}
+			first = false
+			mbox.WriteString(line + "\n")
+		}
+		mbox.WriteString("\n")
+	}
+	path := filepath.Join(t.TempDir(), "corpus.mbox")
+	if err := os.WriteFile(path, mbox.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path, int64(mbox.Len()), escaped
+}
 
 func TestImportJSONL(t *testing.T) {
 	ctx := context.Background()

@@ -26,6 +26,10 @@ type jsonlDoc struct {
 	Text   string   `json:"text"`
 	People []string `json:"people"`
 	Thread string   `json:"thread"`
+	// MessageID, when the line is a mail, makes it one item with the same
+	// message from any other source; an id in angle brackets with an @
+	// ("<abc@example.com>") is taken as one too.
+	MessageID string `json:"message_id"`
 }
 
 // item validates a line and converts it. Source defaults to "jsonl".
@@ -44,6 +48,10 @@ func (d *jsonlDoc) item() (*store.Item, error) {
 	if src == "" {
 		src = "jsonl"
 	}
+	msgID := d.MessageID
+	if id := strings.TrimSpace(d.ID); msgID == "" && strings.HasPrefix(id, "<") && strings.HasSuffix(id, ">") && strings.Contains(id, "@") {
+		msgID = id
+	}
 	return &store.Item{
 		Source:     src,
 		ExternalID: d.ID,
@@ -53,6 +61,7 @@ func (d *jsonlDoc) item() (*store.Item, error) {
 		Title:      d.Title,
 		Body:       d.Text,
 		People:     d.People,
+		MessageID:  msgID,
 	}, nil
 }
 
