@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -51,6 +52,10 @@ var envSettings = []EnvSetting{
 	{Name: "OMNIBRAIN_EMBEDDER_MODEL", Key: "embedder.model", value: func(c *Config) string { return c.Embedder.Model }},
 	{Name: "OMNIBRAIN_SEND_DELAY", Key: "approval.send_delay", value: func(c *Config) string { return c.Approval.SendDelay.String() }},
 }
+
+// EnvSettings lists the OMNIBRAIN_* variables that set a configuration
+// key (OMNIBRAIN_HOME, which picks the home, is not one of them).
+func EnvSettings() []EnvSetting { return slices.Clone(envSettings) }
 
 // OnlyInEnvironment lists the variables getenv sets whose values the
 // home's own configuration (config.yaml and its secret files) does not

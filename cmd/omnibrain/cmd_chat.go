@@ -52,7 +52,7 @@ func chatCommand() *command {
 				return errSilent // model_error in the answer says it
 			}
 			if !live {
-				e.printf("%s", ans.Text)
+				e.printf("%s", e.highlight(ans.Text))
 			}
 			e.printf("\n")
 			if len(ans.Citations) > 0 {
@@ -88,7 +88,10 @@ func printChatEvent(e *env, ev agent.Event, live bool) {
 			}
 			fmt.Fprintf(e.stderr, "· the model's answer broke off; it starts over\n")
 		case live:
-			e.printf("%s", ev.Text)
+			// A snippet's marks are highlighted when a piece holds
+			// the whole mark (the search results of a no-model
+			// answer come in one piece).
+			e.printf("%s", e.highlight(ev.Text))
 		}
 	case agent.EventToolStart:
 		fmt.Fprintf(e.stderr, "· %s %s\n", ev.Tool.Name, ev.Tool.Arguments)

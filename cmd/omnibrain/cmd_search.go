@@ -107,9 +107,9 @@ func searchCommand() *command {
 				if h.DateUncertain != "" {
 					when += " (date guessed)" // explain ID says how
 				}
-				e.printf("%2d. %s  %s  %s\n", i+1, when, h.Source, title)
+				e.printf("%2d. %s  %s  %s\n", i+1, when, h.Source, e.style(bold, title))
 				if h.Snippet != "" {
-					e.printf("    %s\n", h.Snippet)
+					e.printf("    %s\n", e.highlight(h.Snippet))
 				}
 				if h.ByMeaning {
 					e.printf("    id: %s  (by meaning: none of the words)\n", h.ID)

@@ -43,9 +43,9 @@ var globalFlagNames = map[string]bool{"home": true, "json": true, "timezone": tr
 func isGlobalFlag(name string) bool { return globalFlagNames[name] }
 
 func (e *env) globalFlags(fs *flag.FlagSet) {
-	fs.StringVar(&e.home, "home", e.home, "data directory")
+	fs.StringVar(&e.home, "home", e.home, "data directory `DIR`")
 	fs.BoolVar(&e.json, "json", e.json, "print data as JSON")
-	fs.StringVar(&e.timezone, "timezone", e.timezone, "IANA timezone")
+	fs.StringVar(&e.timezone, "timezone", e.timezone, "IANA timezone `TZ`")
 }
 
 func (e *env) close() {

@@ -6,17 +6,20 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/omnibrain/omnibrain/api"
+	"github.com/omnibrain/omnibrain/config"
 	fakellm "github.com/omnibrain/omnibrain/internal/fakes/llm"
 	faketg "github.com/omnibrain/omnibrain/internal/fakes/telegram"
 	"github.com/omnibrain/omnibrain/store"
@@ -623,4 +626,177 @@ func importJSON(t *testing.T, home, format, path string) api.ImportSummary {
 		t.Fatalf("import %s: exit %d\n%s\n%s", path, code, out, errOut)
 	}
 	return sum
+}
+
+// Shell completion comes from the command table: every command, each
+// command's words and flags complete, in bash, zsh and fish, through the
+// scripts the binary prints.
+func TestShellCompletion(t *testing.T) {
+	scripts := map[string]string{}
+	for _, sh := range []string{"bash", "zsh", "fish"} {
+		out, errOut, code := runCLI(t, t.TempDir(), "completion", sh)
+		if code != 0 {
+			t.Fatalf("completion %s: exit %d\n%s", sh, code, errOut)
+		}
+		scripts[sh] = out
+		// Nothing in the table is left out of a script.
+		for _, c := range commands() {
+			words, _ := usageWords(c.args)
+			for _, w := range append(words, c.name) {
+				if !strings.Contains(out, w) {
+					t.Errorf("%s completion lacks %s's %q", sh, c.name, w)
+				}
+			}
+			c.flagSet(&env{}).VisitAll(func(f *flag.Flag) {
+				if !strings.Contains(out, f.Name) {
+					t.Errorf("%s completion lacks %s's flag %s", sh, c.name, f.Name)
+				}
+			})
+		}
+	}
+	if _, errOut, code := runCLI(t, t.TempDir(), "completion", "fsih"); code != exitUsage || !strings.Contains(errOut, `did you mean "fish"?`) {
+		t.Errorf("completion fsih: exit %d\n%s", code, errOut)
+	}
+
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "inbox.mbox"), "")
+	cases := []struct {
+		line []string // the words typed; the last is being completed
+		want []string
+		not  []string
+	}{
+		{[]string{"omnibrain", "imp"}, []string{"import"}, []string{"status"}},
+		{[]string{"omnibrain", "--home", dir, "brief"}, []string{"briefing"}, nil},
+		{[]string{"omnibrain", "import", ""}, []string{"mbox", "maildir", "jsonl"}, nil},
+		{[]string{"omnibrain", "import", "mbox", dir + "/in"}, []string{dir + "/inbox.mbox"}, nil},
+		{[]string{"omnibrain", "briefing", "--re"}, []string{"--refresh"}, nil},
+		{[]string{"omnibrain", "search", "--so"}, []string{"--source"}, []string{"--refresh"}},
+		{[]string{"omnibrain", "collect", "gmail", "cal"}, []string{"calendar"}, nil},
+		{[]string{"omnibrain", "help", "exit"}, []string{"exit-status"}, nil},
+		{[]string{"omnibrain", "completion", "z"}, []string{"zsh"}, nil},
+	}
+	for _, sh := range []string{"bash", "zsh", "fish"} {
+		if _, err := exec.LookPath(sh); err != nil {
+			t.Logf("%s is not installed: its script is checked above, not run", sh)
+			continue
+		}
+		path := filepath.Join(dir, "omnibrain."+sh)
+		writeFile(t, path, scripts[sh])
+		for _, tc := range cases {
+			got := completeIn(t, sh, path, tc.line)
+			for _, w := range tc.want {
+				if !slices.Contains(got, w) {
+					t.Errorf("%s: %q completes to %q, lacks %q", sh, strings.Join(tc.line, " "), got, w)
+				}
+			}
+			for _, w := range tc.not {
+				if slices.Contains(got, w) {
+					t.Errorf("%s: %q completes to %q, including %q", sh, strings.Join(tc.line, " "), got, w)
+				}
+			}
+		}
+	}
+}
+
+// completeIn asks shell sh, with the completion script at path loaded,
+// what completes the line, one candidate a line (zsh filters candidates by
+// the prefix itself; so does this).
+func completeIn(t *testing.T, sh, path string, line []string) []string {
+	t.Helper()
+	var cmd *exec.Cmd
+	switch sh {
+	case "bash":
+		cmd = exec.Command("bash", "-c", `source "$1"; shift; COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); _omnibrain; printf '%s\n' "${COMPREPLY[@]}"`, "bash", path)
+		cmd.Args = append(cmd.Args, line...)
+	case "zsh":
+		// The completion system's builtins are stood in for by functions
+		// that print what they are given; the script's logic runs as is.
+		cmd = exec.Command("zsh", "-c", `compdef() { }
+compadd() { [[ $1 == -- ]] && shift; printf '%s\n' "$@" }
+_describe() { printf '%s\n' "${(@P)4%%:*}" }
+_files() { printf '%s\n' $PREFIX*(N) }
+source "$1"; shift; words=("$@"); CURRENT=$#; PREFIX=$words[CURRENT]; _omnibrain`, "zsh", path)
+		cmd.Args = append(cmd.Args, line...)
+	case "fish":
+		cmd = exec.Command("fish", "-c", `source $argv[1]; complete -C (string join -- ' ' $argv[2..-1])`, path)
+		cmd.Args = append(cmd.Args, line...)
+		if line[len(line)-1] == "" {
+			cmd.Args[len(cmd.Args)-1] = "''"
+		}
+	}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s: %v\n%s", sh, err, out)
+	}
+	var got []string
+	prefix := line[len(line)-1]
+	for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		l, _, _ = strings.Cut(l, "\t") // fish: candidate<TAB>description
+		if l != "" && strings.HasPrefix(l, prefix) {
+			got = append(got, l)
+		}
+	}
+	return got
+}
+
+// help TOPIC explains what cuts across commands; the environment topic
+// lists every variable the configuration reads; a wrong topic gets a
+// guess.
+func TestHelpTopics(t *testing.T) {
+	home := t.TempDir()
+	out, _, code := runCLI(t, home, "help")
+	if code != 0 || !strings.Contains(out, "Help topics (omnibrain help TOPIC): start, queries") {
+		t.Fatalf("help: exit %d\n%s", code, out)
+	}
+	for _, topic := range topicNames() {
+		out, errOut, code := runCLI(t, home, "help", topic)
+		if code != 0 || len(strings.Split(out, "\n")) < 5 {
+			t.Errorf("help %s: exit %d\n%s%s", topic, code, out, errOut)
+		}
+		checkWidth(t, "help "+topic, out)
+	}
+	out, _, _ = runCLI(t, home, "help", "environment")
+	for _, s := range config.EnvSettings() {
+		if !strings.Contains(out, s.Name+" ") || !strings.Contains(out, s.Key) {
+			t.Errorf("help environment lacks %s (%s):\n%s", s.Name, s.Key, out)
+		}
+	}
+	out, _, _ = runCLI(t, home, "help", "search")
+	if !strings.HasPrefix(out, "Usage: omnibrain search") {
+		t.Errorf("help search is not the command's help:\n%s", out)
+	}
+	_, errOut, code := runCLI(t, home, "help", "querys")
+	if code != exitUsage || !strings.Contains(errOut, `did you mean "queries"?`) {
+		t.Errorf("help querys: exit %d\n%s", code, errOut)
+	}
+}
+
+// On a terminal, search shows the query's matches in bold (and the
+// no-model chat answer's snippets too); NO_COLOR, a pipe and --json get
+// no escape codes, and nowhere does the owner see search's «» marks.
+func TestMatchesHighlightedOnATerminal(t *testing.T) {
+	home := t.TempDir()
+	if _, errOut, code := runCLI(t, home, "import", "mbox", firstMbox(t)); code != 0 {
+		t.Fatalf("import: %s", errOut)
+	}
+	shown, _, code := runOnTerminal(t, nil, true, "--home", home, "search", "dinner")
+	if code != 0 || !strings.Contains(shown, "\x1b[1mdinner\x1b[0m") || strings.Contains(shown, "«") {
+		t.Errorf("search on a terminal: exit %d\n%q", code, shown)
+	}
+	shown, _, _ = runOnTerminal(t, nil, true, "--home", home, "chat", "what did Lily ask about dinner?")
+	if !strings.Contains(shown, "\x1b[1mdinner\x1b[0m") || strings.Contains(shown, "«") {
+		t.Errorf("chat on a terminal:\n%q", shown)
+	}
+	shown, _, _ = runOnTerminal(t, []string{"NO_COLOR=1"}, true, "--home", home, "search", "dinner")
+	if !strings.Contains(shown, "coming to dinner on Friday") || strings.Contains(shown, "\x1b[") || strings.Contains(shown, "«") {
+		t.Errorf("search with NO_COLOR:\n%q", shown)
+	}
+	out, _, _ := runCLI(t, home, "search", "dinner")
+	if !strings.Contains(out, "coming to dinner on Friday") || strings.Contains(out, "\x1b[") || strings.Contains(out, "«") {
+		t.Errorf("search into a pipe:\n%s", out)
+	}
+	_, out, _ = runOnTerminal(t, nil, false, "--home", home, "search", "--json", "dinner")
+	if strings.Contains(out, "\x1b[") {
+		t.Errorf("search --json has escape codes:\n%s", out)
+	}
 }

@@ -75,6 +75,17 @@ type command struct {
 	run   func(ctx context.Context, e *env, args []string) error
 }
 
+// flagSet is the command's flags with the global ones, bound to e.
+func (c *command) flagSet(e *env) *flag.FlagSet {
+	fs := flag.NewFlagSet("omnibrain "+c.name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	e.globalFlags(fs)
+	if c.flags != nil {
+		c.flags(fs)
+	}
+	return fs
+}
+
 // commands lists every subcommand, in the order `omnibrain --help` shows them.
 func commands() []*command {
 	return []*command{
@@ -99,6 +110,8 @@ func commands() []*command {
 		authCommand(),
 		collectCommand(),
 		pluginCommand(),
+		completionCommand(),
+		helpCommand(),
 		versionCommand(),
 	}
 }
@@ -202,24 +215,11 @@ func dispatch(ctx context.Context, e *env, args []string) error {
 		return usagef("no command given")
 	}
 	name := rest[0]
-	if name == "help" {
-		if len(rest) > 1 {
-			name, rest = rest[1], []string{rest[1], "--help"}
-		} else {
-			printUsage(e.stdout)
-			return nil
-		}
-	}
 	for _, c := range commands() {
 		if c.name != name {
 			continue
 		}
-		fs := flag.NewFlagSet("omnibrain "+c.name, flag.ContinueOnError)
-		fs.SetOutput(io.Discard)
-		e.globalFlags(fs)
-		if c.flags != nil {
-			c.flags(fs)
-		}
+		fs := c.flagSet(e)
 		pos, err := parseInterspersed(fs, rest[1:])
 		if errors.Is(err, flag.ErrHelp) {
 			printCommandUsage(e.stdout, c, fs)
@@ -302,6 +302,7 @@ an error is one JSON object on stdout: {"error": {"code", "message"}}.
 
 Run 'omnibrain <command> --help' for a command's flags.
 `)
+	printTopicList(w)
 }
 
 func printCommandUsage(w io.Writer, c *command, fs *flag.FlagSet) {

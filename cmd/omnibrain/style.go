@@ -2,6 +2,8 @@ package main
 
 import (
 	"os"
+	"regexp"
+	"strings"
 
 	"golang.org/x/term"
 )
@@ -35,4 +37,16 @@ func (e *env) colourful() bool {
 		e.colour = &on
 	}
 	return *e.colour
+}
+
+// searchMark is a query match as search marks it in a snippet: «word».
+var searchMark = regexp.MustCompile(`«([^«»\s]+)»`)
+
+// highlight shows the words search marked «like this» in bold where
+// stdout gets colour, and unmarked elsewhere: the marks are for this
+// layer to render, not for the owner to read.
+func (e *env) highlight(snippet string) string {
+	return searchMark.ReplaceAllStringFunc(snippet, func(m string) string {
+		return e.style(bold, strings.TrimSuffix(strings.TrimPrefix(m, "«"), "»"))
+	})
 }
