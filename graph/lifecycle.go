@@ -196,13 +196,22 @@ func nonNil(ids []int64) []int64 {
 	return ids
 }
 
-// Of returns a subject's recorded stages in the order they happened.
+// Of returns a subject's recorded stages in the order they were reached:
+// their lifecycle's order (a stage is recorded only after the one it
+// follows), not their times, since a stage's time may be the item's own,
+// from another clock than ours.
 func (c *Chains) Of(ctx context.Context, subject string) ([]Stage, error) {
-	out, err := store.Collect(ctx, c.st.DB(), scanStage, `SELECT subject, chain, stage, at, evidence, detail FROM item_chains WHERE subject = ? ORDER BY at, rowid`, subject)
+	out, err := store.Collect(ctx, c.st.DB(), scanStage, `SELECT subject, chain, stage, at, evidence, detail FROM item_chains WHERE subject = ? ORDER BY rowid`, subject)
 	if err != nil {
 		return nil, fmt.Errorf("graph: stages of %s: %w", subject, err)
 	}
+	slices.SortStableFunc(out, func(a, b Stage) int { return position(a) - position(b) })
 	return out, nil
+}
+
+// position is a stage's place in its lifecycle.
+func position(s Stage) int {
+	return slices.IndexFunc(lifecycles[s.Chain], func(st step) bool { return st.name == s.Name })
 }
 
 // Has reports whether a subject reached a stage.

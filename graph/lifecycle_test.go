@@ -86,3 +86,32 @@ func TestLifecycleGates(t *testing.T) {
 		t.Error("an unknown stage was recorded")
 	}
 }
+
+// A chain reads in the order its stages were reached, whatever their
+// times say: a GitHub item is reported at its own time, which a skewed
+// server clock can put after the analysis made here.
+func TestChainOrderIsTheOrderReached(t *testing.T) {
+	ctx := context.Background()
+	c := openChains(t)
+	pr := graph.ItemSubject(7)
+	later := time.Date(2025, 6, 2, 10, 0, 0, 0, time.UTC) // an hour ahead of the store's clock
+	for _, s := range []graph.Stage{
+		{Subject: pr, Chain: graph.Issue, Name: graph.Reported, At: later},
+		{Subject: pr, Chain: graph.Issue, Name: graph.Analysed},
+		{Subject: pr, Chain: graph.Issue, Name: graph.CommentProposed},
+	} {
+		if err := c.Advance(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stages, err := c.Of(ctx, pr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.SplitN(graph.Render(stages, time.UTC), "\n", 2)[0]; got != "reported → analysed → comment proposed" {
+		t.Errorf("chain %q", got)
+	}
+	if !stages[0].At.Equal(later) {
+		t.Errorf("reported at %v, want the item's own time %v", stages[0].At, later)
+	}
+}
