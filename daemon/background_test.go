@@ -332,9 +332,10 @@ func (b *brainE2E) explained(c *api.Client, id, want string) string {
 	return text
 }
 
-// explain shows each kind of chain: a mail that needed no reply, a
-// meeting prepared by a run (its brief cites stored items as [n]), and a
-// pull request waiting for the owner's review, analysed by a run.
+// explain shows each kind of chain: a mail answered by a drafting run, a
+// mail that needed no reply, a meeting prepared by a run (its brief cites
+// stored items as [n]), and a pull request waiting for the owner's
+// review, analysed by a run that proposes a comment.
 func TestE2EExplainShowsEachChain(t *testing.T) {
 	gh := fakegh.New(fakegh.Options{Login: "owen", Token: "ghp_brain"})
 	defer gh.Close()
@@ -347,12 +348,20 @@ func TestE2EExplainShowsEachChain(t *testing.T) {
 		case strings.Contains(r.System, "Plan for: Prepare the owner for the meeting"):
 			return fakellm.Turn{Text: "Purpose: decide on the marketing overrun Bob raised [2]. Bring the revised Q3 budget."}, true
 		case strings.Contains(r.System, "Plan for: Analyse the GitHub item"):
+			if !calledTool(r, "propose_comment") {
+				return fakellm.Turn{ToolCalls: []fakellm.ToolCall{{Name: "propose_comment", Arguments: `{"body":"Thanks Bob, the ledger fix looks right to me."}`}}}, true
+			}
 			return fakellm.Turn{Text: "Bob asks you to review the Q3 ledger fix [1]; nothing blocks it."}, true
 		}
 		return fakellm.Turn{}, false
 	}
 	b.mu.Unlock()
+	b.onDraft(func(fakellm.Request) fakellm.Turn {
+		return proposeReplyTurn("Hi Alice,\n\nyes, the agenda stands.\n\nOwen")
+	})
 	now := b.clock.Now()
+	ask := b.google.AddMessage(rawMessage("Alice Partner <"+alice+">", owen, "Agenda", "<agenda@partner.example>", now.Add(-30*time.Minute),
+		"Hi Owen,\n\ncan you confirm the agenda for the budget sync?\n\nAlice"), fakegoogle.MessageOptions{})
 	news := b.google.AddMessage(rawMessage("Deals <deals@shop.example>", owen, "50% off everything", "<deal@shop.example>", now.Add(-20*time.Minute),
 		"Big sale this week only!", "List-Unsubscribe: <mailto:unsub@shop.example>", "Precedence: bulk"), fakegoogle.MessageOptions{})
 	b.google.AddMessage(rawMessage("Bob Builder <bob@partner.example>", owen, "Marketing overrun", "<bob-overrun@partner.example>", now.Add(-72*time.Hour),
@@ -379,14 +388,42 @@ func TestE2EExplainShowsEachChain(t *testing.T) {
 		return err == nil && strings.Contains(n.Text, "Analysis: Bob asks you to review the Q3 ledger fix [1]")
 	})
 
+	b.wait("the proposed comment in Telegram", func() bool { return b.sentTo("the ledger fix looks right to me") == 1 })
+	b.wait("the drafted reply in Telegram", func() bool { return b.sentTo("yes, the agenda stands") == 1 })
+
 	c, stop := api.NewInProcessClient(b.app.Handler())
 	defer stop()
+	b.explained(c, ask.ID, "Reasoning chain: received → classified → context gathered → reply drafted")
 	b.explained(c, news.ID, "Reasoning chain: received → classified → no reply needed")
 	meeting := b.explained(c, "sync", "Reasoning chain: upcoming → context gathered → brief ready")
 	if !strings.Contains(meeting, "meeting_prep: done") {
 		t.Errorf("the meeting's run is not explained:\n%s", meeting)
 	}
-	b.explained(c, "pr:acme/books#1", "Reasoning chain: reported → analysed")
+	b.explained(c, "pr:acme/books#1", "Reasoning chain: reported → analysed → comment proposed")
+	ps, err := b.app.Gate().List(context.Background(), approval.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kinds []string
+	for _, p := range ps {
+		kinds = append(kinds, string(p.Kind))
+	}
+	slices.Sort(kinds)
+	if !slices.Equal(kinds, []string{string(approval.KindGitHubComment), string(approval.KindReply)}) {
+		t.Errorf("proposals %v, want the comment and the reply", kinds)
+	}
+}
+
+// calledTool reports whether a run's conversation has a call of tool.
+func calledTool(r fakellm.Request, tool string) bool {
+	for _, m := range r.Messages {
+		for _, c := range m.ToolCalls {
+			if c.Name == tool {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // A run interrupted three times (the daemon stopped while it ran) is
