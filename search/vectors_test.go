@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/omnibrain/omnibrain/embedder"
 	"github.com/omnibrain/omnibrain/store"
@@ -99,5 +100,41 @@ func TestVectorSearchRanksByChunksForOtherEmbedders(t *testing.T) {
 	}
 	if len(hits) == 0 || hits[0].Item.ExternalID != "long" {
 		t.Fatalf("vector search: %v, want the long mail first", ids(hits))
+	}
+}
+
+// An answer is read in the light of the message it answers, even when the
+// answer was stored first (mail imported out of time order): storing the
+// question has the answer embedded again.
+func TestVectorOfAnAnswerStoredFirstReadsTheQuestion(t *testing.T) {
+	at := berlinDay(t, 2026, 3, 2, 9)
+	answer := mail("b", "t", at.Add(time.Hour), "bob@example.com", "Re: anniversary", "Five years already, time flies!")
+	other := mail("c", "u", at, "carl@example.com", "Chess", "The endgame came down to rook and pawn.")
+	f := newSearchFixture(t, []*store.Item{answer, other})
+	ctx := context.Background()
+	sim := func(q, id string) float64 {
+		t.Helper()
+		for _, h := range f.search(t, Query{Text: q, Mode: ModeVector, Limit: 5}) {
+			if h.Item.ExternalID == id {
+				return h.Score
+			}
+		}
+		return 0
+	}
+	if s := sim("married wedding", "b"); s != 0 {
+		t.Fatalf("before the question is stored, the answer scores %.3f for its words", s)
+	}
+	question := mail("a", "t", at, "anna@example.com", "Anniversary", "How long have you been married? The wedding was in June, right?")
+	if _, err := f.st.UpsertItems(ctx, []*store.Item{question}, store.UpsertOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.vec.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if s := sim("married wedding", "b"); s < 0.1 {
+		t.Errorf("after the question is stored, the answer scores %.3f for its words; want it read with the question", s)
+	}
+	if n := f.vec.Status().Pending; n != 0 {
+		t.Errorf("%d items still queued", n)
 	}
 }

@@ -144,6 +144,9 @@ func (t *Tx) UpsertItem(it *Item, opts UpsertOptions) (UpsertResult, error) {
 		if _, err := t.Exec(`INSERT INTO items_fts (rowid, title, body, people) VALUES (?, ?, ?, ?)`, id, it.Title, it.Body, string(people)); err != nil {
 			return UpsertResult{}, fmt.Errorf("index item %s/%s: %w", it.Source, it.ExternalID, err)
 		}
+		if err := t.queueVectors(id); err != nil {
+			return UpsertResult{}, fmt.Errorf("queue item %s/%s for embedding: %w", it.Source, it.ExternalID, err)
+		}
 		if tokenize.HasUnspaced(it.Title) || tokenize.HasUnspaced(it.Body) { // see migration 0019
 			if _, err := t.Exec(`INSERT INTO items_unspaced (rowid, title, body, people) VALUES (?, ?, ?, ?)`, id, it.Title, it.Body, string(people)); err != nil {
 				return UpsertResult{}, fmt.Errorf("index item %s/%s: %w", it.Source, it.ExternalID, err)
@@ -204,6 +207,14 @@ func (t *Tx) UpsertItem(it *Item, opts UpsertOptions) (UpsertResult, error) {
 		}
 	}
 	return res, nil
+}
+
+// queueVectors queues a new item for embedding. Not a trigger: see
+// migration 0022. The message after it in its thread, if it came first,
+// is queued again by the indexer once this one has its vector.
+func (t *Tx) queueVectors(id int64) error {
+	_, err := t.Exec(`INSERT OR IGNORE INTO vector_queue (item_id) VALUES (?)`, id)
+	return err
 }
 
 // UpsertItems upserts a batch in one transaction.
