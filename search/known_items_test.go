@@ -147,7 +147,7 @@ func TestVectorKnownItemsAtScale(t *testing.T) {
 		best := map[int64]float32{}
 		for id, cs := range chunks {
 			for _, c := range cs {
-				if s, ok := dotInt8(qv.wide, c); ok && (s > best[id] || best[id] == 0) {
+				if s, ok := dotChunk(qv.wide, c); ok && (s > best[id] || best[id] == 0) {
 					best[id] = s
 				}
 			}

@@ -381,6 +381,37 @@ func TestEncodeWideRoundTrip(t *testing.T) {
 	}
 }
 
+// Int4 chunk vectors keep every dimension within half a step, odd
+// lengths included, and read back as the int8 ones stored before them.
+func TestEncodeInt4RoundTrip(t *testing.T) {
+	for _, n := range []int{embedder.WideDimension, 129} {
+		v := make([]float32, n)
+		for i := range v {
+			v[i] = float32(math.Sin(float64(i)*1.7)) * float32(i%7)
+		}
+		embedder.Normalize(v)
+		b := encodeInt4(v)
+		if len(b) != 4+(n+1)/2 {
+			t.Fatalf("%d dimensions stored in %d bytes", n, len(b))
+		}
+		scale := math.Float32frombits(binary.LittleEndian.Uint32(b))
+		for i, x := range v {
+			one := make([]float32, n)
+			one[i] = 1
+			got, ok := dotChunk(one, b)
+			if !ok || math.Abs(float64(got-x)) > float64(scale)/2*1.0001 {
+				t.Fatalf("%d dimensions: dimension %d: %v stored as %v (step %v)", n, i, x, got, scale)
+			}
+		}
+		if d, ok := dotChunk(v, b); !ok || math.Abs(float64(d)-1) > 0.05 {
+			t.Fatalf("%d dimensions: self dot = %v, %v", n, d, ok)
+		}
+		if d, ok := dotChunk(v, encodeInt8(v)); !ok || math.Abs(float64(d)-1) > 0.01 {
+			t.Fatalf("%d dimensions: self dot of the int8 form = %v, %v", n, d, ok)
+		}
+	}
+}
+
 // A hybrid hit found only by meaning says so; one that holds a word of
 // the query does not; a query with no words to look for marks nothing.
 func TestSearchMarksHitsFoundByMeaningOnly(t *testing.T) {
