@@ -16,6 +16,7 @@ require (
 	github.com/mattn/go-sqlite3 v1.14.53
 	github.com/mtibben/confusables v0.0.0-20210201002637-9d1b0723b659
 	github.com/openai/openai-go/v3 v3.96.0
+	github.com/philippgille/chromem-go v0.7.0
 	github.com/robfig/cron/v3 v3.0.1
 	github.com/schollz/progressbar/v3 v3.19.1
 	github.com/thejerf/suture/v4 v4.0.6

@@ -83,12 +83,6 @@ func (m *Memory) Extract(ctx context.Context, force bool) (*ExtractResult, error
 	if err != nil || len(msgs) == 0 || (!force && len(msgs) < m.o.ExtractEvery) {
 		return &ExtractResult{}, err
 	}
-	m.mu.Lock()
-	active, err := m.repo.facts(ctx, Active)
-	m.mu.Unlock()
-	if err != nil {
-		return nil, err
-	}
 	var said strings.Builder
 	var sessions []string
 	for _, msg := range msgs {
@@ -97,7 +91,16 @@ func (m *Memory) Extract(ctx context.Context, force bool) (*ExtractResult, error
 			sessions = append(sessions, msg.Session)
 		}
 	}
-	known := Relevant(active, said.String(), knownInPrompt)
+	m.mu.Lock()
+	active, err := m.repo.facts(ctx, Active)
+	var known []*Fact
+	if err == nil {
+		known = m.rankLocked(ctx, active, said.String(), knownInPrompt)
+	}
+	m.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
 	shown := map[int64]bool{}
 	var user strings.Builder
 	user.WriteString("Known facts:\n")

@@ -218,10 +218,12 @@ func hasAttribute(key map[string]bool) bool {
 }
 
 // score ranks a fact for a query: the share of the query's content stems
-// the fact has, weighted by how rare each is among the facts (idf).
-func score(q, f map[string]bool, idf map[string]float64) float64 {
+// (sorted, so that the float sum and with it the order of near ties is
+// the same every run) the fact has, weighted by how rare each is among
+// the facts (idf).
+func score(q []string, f map[string]bool, idf map[string]float64) float64 {
 	s := 0.0
-	for k := range q {
+	for _, k := range q {
 		if f[k] {
 			s += idf[k]
 		}

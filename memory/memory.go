@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/omnibrain/omnibrain/embedder"
 	"github.com/omnibrain/omnibrain/health"
 	"github.com/omnibrain/omnibrain/notify"
 	"github.com/omnibrain/omnibrain/router"
@@ -59,6 +60,9 @@ type Options struct {
 	PromptTokens int
 	// ExtractEvery is how many owner messages make an extraction pass (5).
 	ExtractEvery int
+	// Embedder embeds facts and questions to rank facts by similarity
+	// (nil: the built-in embedder, offline).
+	Embedder embedder.Embedder
 }
 
 // Memory is the owner's facts and SOUL.md. It is safe for concurrent use.
@@ -72,6 +76,7 @@ type Memory struct {
 	soul     string     // SOUL.md as last read well
 	soulHash [32]byte
 	problems map[string]string // file -> what is wrong with it now
+	index    *factIndex        // the active facts' vectors, changed with them
 
 	extract chan struct{} // an extraction pass is due
 }
@@ -98,7 +103,11 @@ func Open(ctx context.Context, o Options) (*Memory, error) {
 	if o.ExtractEvery <= 0 {
 		o.ExtractEvery = 5
 	}
-	m := &Memory{o: o, repo: repo{o.DB}, log: o.Log, problems: map[string]string{}, extract: make(chan struct{}, 1)}
+	index, err := newFactIndex(o.Embedder)
+	if err != nil {
+		return nil, err
+	}
+	m := &Memory{o: o, repo: repo{o.DB}, log: o.Log, problems: map[string]string{}, extract: make(chan struct{}, 1), index: index}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if err := m.expireLocked(ctx); err != nil {
@@ -107,9 +116,22 @@ func Open(ctx context.Context, o Options) (*Memory, error) {
 	if err := m.syncFileLocked(ctx); err != nil {
 		return nil, err
 	}
+	facts, err := m.repo.facts(ctx, Active)
+	if err != nil {
+		return nil, err
+	}
+	m.syncIndexLocked(ctx, facts)
 	m.loadSoulLocked()
 	m.reportLocked()
 	return m, nil
+}
+
+// syncIndexLocked makes the fact index hold the active facts. A fact it
+// cannot embed is still found by word overlap, so a failure is logged.
+func (m *Memory) syncIndexLocked(ctx context.Context, active []*Fact) {
+	if err := m.index.sync(ctx, active); err != nil {
+		m.log.Warn("memory: fact index", "err", err)
+	}
 }
 
 func (m *Memory) path(name string) string { return filepath.Join(m.o.Home, name) }

@@ -3,7 +3,9 @@ package memory
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -30,10 +32,11 @@ func (m *Memory) PromptMemory(ctx context.Context, query string) string {
 	m.loadSoulLocked() // cheap when unchanged: an edit applies to the next message
 	soul := m.soul
 	facts, err := m.repo.facts(ctx, Active)
-	m.mu.Unlock()
 	if err != nil {
 		m.log.Warn("memory: facts for the prompt", "err", err)
 	}
+	picked := m.rankLocked(ctx, facts, query, 0)
+	m.mu.Unlock()
 	budget := m.o.PromptTokens
 	var b strings.Builder
 	if soul != "" {
@@ -41,7 +44,6 @@ func (m *Memory) PromptMemory(ctx context.Context, query string) string {
 		s := clipTokens(soul, budget/2)
 		b.WriteString(soulHeader + s + "\n")
 	}
-	picked := Relevant(facts, query, 0)
 	used := agent.EstimateTokens(b.String()) + agent.EstimateTokens(promptHeader)
 	var lines []string
 	for _, f := range picked {
@@ -65,12 +67,30 @@ func (m *Memory) PromptMemory(ctx context.Context, query string) string {
 	return strings.TrimRight(b.String(), "\n")
 }
 
-// Relevant orders the facts a prompt should see: pinned ones, then those
-// sharing words with query (rarer words count more), then the newest
-// recent context. Facts that match nothing and are neither pinned nor
-// recent are left out. limit 0: no limit.
+// Relevant orders the facts a prompt should see by word overlap alone:
+// pinned ones, then those sharing words with query (rarer words count
+// more), then the newest recent context. Facts that match nothing and are
+// neither pinned nor recent are left out. limit 0: no limit.
 func Relevant(facts []*Fact, query string, limit int) []*Fact {
-	q := analyse(query).all
+	return relevant(facts, query, nil, limit)
+}
+
+// rankLocked is Relevant with the fact index's similarity fused into the
+// word overlap ranking (reciprocal rank fusion). The index follows
+// memory's changes under m.mu. A failing index leaves word overlap.
+func (m *Memory) rankLocked(ctx context.Context, facts []*Fact, query string, limit int) []*Fact {
+	similar, err := m.index.rank(ctx, query)
+	if err != nil {
+		m.log.Warn("memory: similar facts", "err", err)
+	}
+	return relevant(facts, query, similar, limit)
+}
+
+// relevant orders facts as Relevant does; similar (fact ids, most similar
+// first) adds facts that share meaning rather than words, and its order
+// is fused with the word overlap order.
+func relevant(facts []*Fact, query string, similar []int64, limit int) []*Fact {
+	q := slices.Sorted(maps.Keys(analyse(query).all))
 	df := map[string]int{}
 	ts := make([]terms, len(facts))
 	for i, f := range facts {
@@ -87,8 +107,10 @@ func Relevant(facts []*Fact, query string, limit int) []*Fact {
 		f     *Fact
 		score float64
 	}
+	byID := make(map[int64]*Fact, len(facts))
 	var pinned, matched, recent []cand
 	for i, f := range facts {
+		byID[f.ID] = f
 		switch s := score(q, ts[i].all, idf); {
 		case f.Pinned:
 			pinned = append(pinned, cand{f, s})
@@ -99,6 +121,29 @@ func Relevant(facts []*Fact, query string, limit int) []*Fact {
 		}
 	}
 	sort.SliceStable(matched, func(i, j int) bool { return matched[i].score > matched[j].score })
+	byWords := make([]int64, len(matched))
+	for i, c := range matched {
+		byWords[i] = c.f.ID
+	}
+	var bySimilarity []int64
+	for _, id := range similar {
+		if f := byID[id]; f != nil && !f.Pinned {
+			bySimilarity = append(bySimilarity, id)
+		}
+	}
+	inMatched := map[int64]bool{}
+	matched = matched[:0]
+	for _, id := range fuse(byWords, bySimilarity) {
+		inMatched[id] = true
+		matched = append(matched, cand{byID[id], 0})
+	}
+	var rest []cand
+	for _, c := range recent {
+		if !inMatched[c.f.ID] {
+			rest = append(rest, c)
+		}
+	}
+	recent = rest
 	sort.SliceStable(recent, func(i, j int) bool { return recent[i].f.Updated.After(recent[j].f.Updated) })
 	if len(recent) > maxRecent {
 		recent = recent[:maxRecent]

@@ -29,6 +29,7 @@ func (m *Memory) writeFileLocked(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	m.syncIndexLocked(ctx, facts)
 	data := RenderMemory(facts)
 	cur, err := os.ReadFile(path)
 	if err == nil && bytes.Equal(cur, data) {

@@ -98,7 +98,9 @@ func (m *Memory) describe(ctx context.Context, a factsArgs, loc *time.Location) 
 		facts = in
 	}
 	if strings.TrimSpace(a.Query) != "" {
-		facts = Relevant(facts, a.Query, 0)
+		m.mu.Lock()
+		facts = m.rankLocked(ctx, facts, a.Query, 0)
+		m.mu.Unlock()
 	} else {
 		sortFacts(facts)
 	}
