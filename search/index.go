@@ -265,3 +265,11 @@ func sortVecHits(h []vecHit) {
 		return cmp.Compare(a.item, b.item)
 	})
 }
+
+// has reports whether the item has a vector in the index.
+func (x *vecIndex) has(item int64) bool {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	_, ok := x.slots[item]
+	return ok
+}

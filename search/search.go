@@ -73,13 +73,16 @@ func New(st *store.Store, vec *Vectors, log *slog.Logger) *Searcher {
 
 // plan is a search after its text has been taken apart.
 type plan struct {
-	q       Query
-	terms   []queryTerm
-	fts     string // MATCH expression; "" if no words
-	vecText string // text for the embedder
-	where   string // SQL conditions on items i
-	args    []any
-	people  []string // query words that may name people
+	q     Query
+	terms []queryTerm
+	fts   string // MATCH expression; "" if no words
+	// unspaced are the words in scripts written without spaces, looked
+	// up as substrings in the trigram index (unspaced.go).
+	unspaced []string
+	vecText  string // text for the embedder
+	where    string // SQL conditions on items i
+	args     []any
+	people   []string // query words that may name people
 }
 
 // Search runs q.
@@ -117,7 +120,15 @@ func (s *Searcher) Search(ctx context.Context, q Query) ([]Hit, error) {
 	}
 	p := plan{q: q, vecText: text}
 	p.terms = parseQueryTerms(text)
-	p.fts = ftsExpression(s.keywordTerms(ctx, p.terms))
+	var spaced []queryTerm
+	for _, t := range p.terms {
+		if isUnspacedTerm(t) {
+			p.unspaced = append(p.unspaced, strings.Join(t.Words, " "))
+		} else {
+			spaced = append(spaced, t)
+		}
+	}
+	p.fts = ftsExpression(s.keywordTerms(ctx, spaced))
 	for _, t := range p.terms {
 		if !t.Phrase && !tokenize.StopWord(t.Words[0]) {
 			p.people = append(p.people, t.Words[0])
@@ -221,7 +232,9 @@ type candidate struct {
 	ftsScore float64 // -bm25: higher is better
 	vecRank  int     // 1-based; 0: not found by vectors
 	vecSim   float64
-	item     *store.Item
+	// unembedded: a keyword hit whose vector does not exist yet.
+	unembedded bool
+	item       *store.Item
 }
 
 func (s *Searcher) runSearch(ctx context.Context, p *plan, v *Vectors) ([]Hit, error) {
@@ -249,7 +262,7 @@ func (s *Searcher) runSearch(ctx context.Context, p *plan, v *Vectors) ([]Hit, e
 
 	var ftsIDs []int64
 	var ftsErr error
-	if p.fts != "" && (q.Mode != ModeVector || wantVec) {
+	if p.keywords() && (q.Mode != ModeVector || wantVec) {
 		search := s.ftsSearch // keywords alone, as asked
 		if q.Mode == ModeHybrid {
 			search = s.ftsSearchContext
@@ -293,7 +306,10 @@ func (s *Searcher) runSearch(ctx context.Context, p *plan, v *Vectors) ([]Hit, e
 	if ftsErr != nil {
 		return nil, ftsErr
 	}
-	if p.fts == "" && strings.TrimSpace(p.vecText) == "" && p.where != "1" {
+	if wantVec {
+		pruneByMeaning(cands, v, q.Mode)
+	}
+	if !p.keywords() && strings.TrimSpace(p.vecText) == "" && p.where != "1" {
 		// Only filters ("yesterday", a source): what they select, newest first.
 		if err := s.newest(ctx, p, depth, get); err != nil {
 			return nil, err
@@ -330,6 +346,9 @@ func (s *Searcher) runSearch(ctx context.Context, p *plan, v *Vectors) ([]Hit, e
 		}
 	}
 	ordered = live
+	if wantVec && p.keywords() && len(ftsIDs) == 0 {
+		ordered = keepNearSpellings(ordered, p.terms)
+	}
 
 	if len(p.people) > 0 {
 		for _, c := range ordered {
@@ -352,6 +371,9 @@ func (s *Searcher) runSearch(ctx context.Context, p *plan, v *Vectors) ([]Hit, e
 		}
 		return cmp.Compare(a.id, b.id)
 	})
+	if q.Mode == ModeHybrid {
+		ordered = keepWholeMatchesFirst(ordered, p.terms)
+	}
 
 	hits := make([]Hit, 0, q.Limit)
 	seen := map[string]bool{}
@@ -361,7 +383,7 @@ func (s *Searcher) runSearch(ctx context.Context, p *plan, v *Vectors) ([]Hit, e
 			continue
 		}
 		seen[key] = true
-		hits = append(hits, Hit{Item: c.item, Score: c.score, Snippet: snippet(c.item, p.terms), ByMeaning: q.Mode != ModeVector && p.fts != "" && c.ftsRank == 0})
+		hits = append(hits, Hit{Item: c.item, Score: c.score, Snippet: snippet(c.item, p.terms), ByMeaning: q.Mode != ModeVector && p.keywords() && c.ftsRank == 0})
 		if len(hits) == q.Limit {
 			break
 		}
@@ -375,6 +397,9 @@ type ftsRow struct {
 }
 
 func (s *Searcher) ftsSearch(ctx context.Context, p *plan, n int) ([]ftsRow, error) {
+	if len(p.unspaced) > 0 {
+		return s.unspacedSearch(ctx, p, n)
+	}
 	// The index alone, without joining items: looking up the row of every
 	// match cost most of a search (20 of 25 ms at 100k mails). Filters are
 	// checked on the ranked ids instead, a chunk at a time, until n pass.
@@ -548,8 +573,14 @@ func fuse(mode string, cands map[int64]*candidate) {
 			if c.ftsRank > 0 {
 				c.score += 1 / (rrfK + float64(c.ftsRank))
 			}
-			if c.vecRank > 0 {
+			switch {
+			case c.vecRank > 0:
 				c.score += 1 / (rrfK + float64(c.vecRank))
+			case c.unembedded:
+				// Until its vector exists, a keyword hit is counted as
+				// ranked alike by meaning: an item just imported is not
+				// displaced by older ones for want of a vector.
+				c.score += 1 / (rrfK + float64(c.ftsRank))
 			}
 		}
 	}

@@ -81,7 +81,8 @@ func matchTerm(word string, terms []queryTerm) int {
 			if (!t.Phrase && tokenize.StopWord(tw) && len(terms) > 1) || tw == "" {
 				continue
 			}
-			if word == tw || stem == tokenize.Stem(tw) || (t.Prefix && strings.HasPrefix(word, tw)) {
+			if word == tw || stem == tokenize.Stem(tw) || (t.Prefix && strings.HasPrefix(word, tw)) ||
+				(tokenize.HasUnspaced(tw) && strings.Contains(word, tw)) {
 				return i + 1
 			}
 		}
