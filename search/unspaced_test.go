@@ -64,12 +64,12 @@ func TestUnspacedScriptsOnSpamAssassin(t *testing.T) {
 		query string
 		want  []string // words of the subjects of the mails that hold it
 	}{
-		{"マイルストーン", []string{"日本語の件名"}},                   // milestone, inside 適当なマイルストーンを複数
-		{"三菱化学", []string{"三菱化学エンジニアリング様"}},                 // inside 三菱化学エンジニアリング様のlivelinkログ
-		{"伊東", []string{"日本語の件名", "三菱化学エンジニアリング様"}},          // two letters: Mr. Ito, in both
-		{"网站推广", []string{"50元获得一亿五千万EMAIL地址的机会"}},         // website promotion, inside 进行企业网站推广或者
-		{"短信", []string{"A类短信包月卡"}},                         // two letters, text message
-		{"livelink ログ", []string{"三菱化学エンジニアリング様"}},         // mixed with a spaced word
+		{"マイルストーン", []string{"日本語の件名"}},             // milestone, inside 適当なマイルストーンを複数
+		{"三菱化学", []string{"三菱化学エンジニアリング様"}},         // inside 三菱化学エンジニアリング様のlivelinkログ
+		{"伊東", []string{"日本語の件名", "三菱化学エンジニアリング様"}}, // two letters: Mr. Ito, in both
+		{"网站推广", []string{"50元获得一亿五千万EMAIL地址的机会"}},  // website promotion, inside 进行企业网站推广或者
+		{"短信", []string{"A类短信包月卡"}},                 // two letters, text message
+		{"livelink ログ", []string{"三菱化学エンジニアリング様"}},  // mixed with a spaced word
 	} {
 		for _, mode := range []string{ModeFTS, ModeHybrid} {
 			hits, err := s.Search(ctx, Query{Text: tc.query, Mode: mode, Limit: 5, Now: time.Now()})
