@@ -22,34 +22,34 @@ const weekdayRE = `(monday|tuesday|wednesday|thursday|friday|saturday|sunday)`
 // works on the lower-cased query.
 var dateRules = []struct {
 	re      *regexp.Regexp
-	resolve func(m []string, now time.Time) (time.Time, time.Time, bool)
+	resolve func(m []string, now time.Time, future bool) (time.Time, time.Time, bool)
 }{
-	{regexp.MustCompile(`\b(?:on\s+)?(\d{4})-(\d{1,2})-(\d{1,2})\b`), func(m []string, now time.Time) (time.Time, time.Time, bool) {
+	{regexp.MustCompile(`\b(?:on\s+)?(\d{4})-(\d{1,2})-(\d{1,2})\b`), func(m []string, now time.Time, _ bool) (time.Time, time.Time, bool) {
 		return day(now.Location(), atoi(m[1]), atoi(m[2]), atoi(m[3]))
 	}},
-	{regexp.MustCompile(`\b(?:on\s+)?` + monthRE + `\s+(\d{1,2})(?:st|nd|rd|th)?(?:,?\s+(\d{4}))?\b`), func(m []string, now time.Time) (time.Time, time.Time, bool) {
+	{regexp.MustCompile(`\b(?:on\s+)?` + monthRE + `\s+(\d{1,2})(?:st|nd|rd|th)?(?:,?\s+(\d{4}))?\b`), func(m []string, now time.Time, _ bool) (time.Time, time.Time, bool) {
 		return dayMaybeYear(now, m[3], monthOf(m[1]), atoi(m[2]))
 	}},
-	{regexp.MustCompile(`\b(?:on\s+)?(?:the\s+)?(\d{1,2})(?:st|nd|rd|th)?\s+(?:of\s+)?` + monthRE + `(?:,?\s+(\d{4}))?\b`), func(m []string, now time.Time) (time.Time, time.Time, bool) {
+	{regexp.MustCompile(`\b(?:on\s+)?(?:the\s+)?(\d{1,2})(?:st|nd|rd|th)?\s+(?:of\s+)?` + monthRE + `(?:,?\s+(\d{4}))?\b`), func(m []string, now time.Time, _ bool) (time.Time, time.Time, bool) {
 		return dayMaybeYear(now, m[3], monthOf(m[2]), atoi(m[1]))
 	}},
-	{regexp.MustCompile(`\b(?:in|during)\s+` + monthRE + `(?:,?\s+(\d{4}))?\b`), func(m []string, now time.Time) (time.Time, time.Time, bool) {
+	{regexp.MustCompile(`\b(?:in|during)\s+` + monthRE + `(?:,?\s+(\d{4}))?\b`), func(m []string, now time.Time, _ bool) (time.Time, time.Time, bool) {
 		return monthMaybeYear(now, m[2], monthOf(m[1]))
 	}},
-	{regexp.MustCompile(`\b` + monthRE + `,?\s+(\d{4})\b`), func(m []string, now time.Time) (time.Time, time.Time, bool) {
+	{regexp.MustCompile(`\b` + monthRE + `,?\s+(\d{4})\b`), func(m []string, now time.Time, _ bool) (time.Time, time.Time, bool) {
 		return monthMaybeYear(now, m[2], monthOf(m[1]))
 	}},
-	{regexp.MustCompile(`\b(?:in|during)\s+((?:19|20)\d\d)\b`), func(m []string, now time.Time) (time.Time, time.Time, bool) {
+	{regexp.MustCompile(`\b(?:in|during)\s+((?:19|20)\d\d)\b`), func(m []string, now time.Time, _ bool) (time.Time, time.Time, bool) {
 		y := atoi(m[1])
 		return time.Date(y, 1, 1, 0, 0, 0, 0, now.Location()), time.Date(y+1, 1, 1, 0, 0, 0, 0, now.Location()), true
 	}},
-	{regexp.MustCompile(`\b(?:the\s+)?day\s+before\s+yesterday\b`), func(_ []string, now time.Time) (time.Time, time.Time, bool) {
+	{regexp.MustCompile(`\b(?:the\s+)?day\s+before\s+yesterday\b`), func(_ []string, now time.Time, _ bool) (time.Time, time.Time, bool) {
 		return relDay(now, -2)
 	}},
-	{regexp.MustCompile(`\byesterday\b`), func(_ []string, now time.Time) (time.Time, time.Time, bool) { return relDay(now, -1) }},
-	{regexp.MustCompile(`\btoday\b`), func(_ []string, now time.Time) (time.Time, time.Time, bool) { return relDay(now, 0) }},
-	{regexp.MustCompile(`\btomorrow\b`), func(_ []string, now time.Time) (time.Time, time.Time, bool) { return relDay(now, 1) }},
-	{regexp.MustCompile(`\b(?:in\s+the\s+)?(?:last|past)\s+(\d{1,3})\s+(day|week|month)s?\b`), func(m []string, now time.Time) (time.Time, time.Time, bool) {
+	{regexp.MustCompile(`\byesterday\b`), func(_ []string, now time.Time, _ bool) (time.Time, time.Time, bool) { return relDay(now, -1) }},
+	{regexp.MustCompile(`\btoday\b`), func(_ []string, now time.Time, _ bool) (time.Time, time.Time, bool) { return relDay(now, 0) }},
+	{regexp.MustCompile(`\btomorrow\b`), func(_ []string, now time.Time, _ bool) (time.Time, time.Time, bool) { return relDay(now, 1) }},
+	{regexp.MustCompile(`\b(?:in\s+the\s+)?(?:last|past)\s+(\d{1,3})\s+(day|week|month)s?\b`), func(m []string, now time.Time, _ bool) (time.Time, time.Time, bool) {
 		n := atoi(m[1])
 		start := midnight(now)
 		switch m[2] {
@@ -62,7 +62,7 @@ var dateRules = []struct {
 		}
 		return start, midnight(now).AddDate(0, 0, 1), n > 0
 	}},
-	{regexp.MustCompile(`\b(this|last|past|previous|next)\s+(week|month|year)\b`), func(m []string, now time.Time) (time.Time, time.Time, bool) {
+	{regexp.MustCompile(`\b(this|last|past|previous|next)\s+(week|month|year)\b`), func(m []string, now time.Time, _ bool) (time.Time, time.Time, bool) {
 		offset := map[string]int{"this": 0, "last": -1, "past": -1, "previous": -1, "next": 1}[m[1]]
 		var start time.Time
 		switch m[2] {
@@ -77,14 +77,25 @@ var dateRules = []struct {
 			return start, start.AddDate(1, 0, 0), true
 		}
 	}},
-	{regexp.MustCompile(`\b(on|last|this)\s+` + weekdayRE + `\b`), func(m []string, now time.Time) (time.Time, time.Time, bool) {
+	{regexp.MustCompile(`\b(on|last|this|next|coming)\s+` + weekdayRE + `\b`), func(m []string, now time.Time, future bool) (time.Time, time.Time, bool) {
 		want := weekdayOf(m[2])
 		d := midnight(now)
-		back := (int(d.Weekday()) - int(want) + 7) % 7
-		if m[1] == "last" && back == 0 {
-			back = 7
+		switch {
+		case m[1] == "next" || m[1] == "coming" || (future && m[1] != "last"):
+			// "can we meet on Tuesday?": the Tuesday to come, today only
+			// as "this Tuesday".
+			ahead := (int(want) - int(d.Weekday()) + 7) % 7
+			if ahead == 0 && m[1] != "this" {
+				ahead = 7
+			}
+			d = d.AddDate(0, 0, ahead)
+		default:
+			back := (int(d.Weekday()) - int(want) + 7) % 7
+			if m[1] == "last" && back == 0 {
+				back = 7
+			}
+			d = d.AddDate(0, 0, -back)
 		}
-		d = d.AddDate(0, 0, -back)
 		return d, d.AddDate(0, 0, 1), true
 	}},
 }
@@ -96,6 +107,7 @@ func parseDates(text string, now time.Time) (Period, string, bool) {
 	// byte where it was (strings.ToLower turns an invalid byte into three),
 	// so the match cuts the original text.
 	lower := asciiLower(text)
+	future := aboutFuture(lower)
 	for _, r := range dateRules {
 		loc := r.re.FindStringSubmatchIndex(lower)
 		if loc == nil {
@@ -107,7 +119,7 @@ func parseDates(text string, now time.Time) (Period, string, bool) {
 				m[i] = lower[loc[2*i]:loc[2*i+1]]
 			}
 		}
-		since, until, ok := r.resolve(m, now)
+		since, until, ok := r.resolve(m, now, future)
 		if !ok {
 			continue
 		}
@@ -115,6 +127,20 @@ func parseDates(text string, now time.Time) (Period, string, bool) {
 		return Period{Since: since, Until: until, Phrase: lower[loc[0]:loc[1]]}, rest, true
 	}
 	return Period{}, text, false
+}
+
+// Words that put a request in the future ("can we meet on Tuesday?",
+// "who wants dinner on Tuesday?") unless words of the past are there too
+// ("what did Anna say she wants on Tuesday").
+var (
+	futureWords = regexp.MustCompile(`\b(will|shall|going to|gonna|let'?s|can we|could we|should we|can you|could you|wants?|wanna|would like|plan(?:s|ning)? to|upcoming|available|free)\b`)
+	pastWords   = regexp.MustCompile(`\b(did|was|were|had|said|sent|wrote|asked|told|mentioned|happened|ago|last|yesterday)\b`)
+)
+
+// aboutFuture reports whether a lower-cased request is about what is to
+// come, so a bare weekday in it means the next one.
+func aboutFuture(lower string) bool {
+	return futureWords.MatchString(lower) && !pastWords.MatchString(lower)
 }
 
 // asciiLower lower-cases the ASCII letters of s and leaves every other

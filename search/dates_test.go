@@ -41,6 +41,14 @@ func TestParseDates(t *testing.T) {
 		{"on friday lunch", d(2026, 3, 6), d(2026, 3, 7), "lunch"},
 		{"last wednesday", d(2026, 3, 4), d(2026, 3, 5), ""},
 		{"on wednesday", d(2026, 3, 11), d(2026, 3, 12), ""},
+		// Requests about the future look ahead (issue 16).
+		{"can we meet on Tuesday?", d(2026, 3, 17), d(2026, 3, 18), "can we meet ?"},
+		{"who wants dinner on Tuesday?", d(2026, 3, 17), d(2026, 3, 18), "who wants dinner ?"},
+		{"can we meet on Wednesday?", d(2026, 3, 18), d(2026, 3, 19), "can we meet ?"},
+		{"will you be free this Wednesday", d(2026, 3, 11), d(2026, 3, 12), "will you be free"},
+		{"standup next friday", d(2026, 3, 13), d(2026, 3, 14), "standup"},
+		{"what did Anna say she wants on Tuesday", d(2026, 3, 10), d(2026, 3, 11), "what did Anna say she wants"},
+		{"dinner on Tuesday", d(2026, 3, 10), d(2026, 3, 11), "dinner"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.in, func(t *testing.T) {

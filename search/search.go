@@ -140,20 +140,25 @@ func (s *Searcher) Search(ctx context.Context, q Query) ([]Hit, error) {
 	}
 	p.where, p.args = filterSQL(q, dr.Since, dr.Until)
 	hits, err := s.runSearch(ctx, &p, v)
-	if err != nil || len(hits) > 0 || !q.Fallback || len(p.terms) == 0 {
+	if err != nil || !q.Fallback || len(p.terms) == 0 || slices.ContainsFunc(hits, func(h Hit) bool { return !h.ByMeaning }) {
 		return hits, err
 	}
-	// Nothing in the period matches: the words alone may still find what
-	// was meant ("the trip last year" may be in this year's mail), marked
-	// as from outside the period so the caller says so.
+	// No word matched in the period (it may hold mail found by meaning
+	// alone, or nothing): the words may still find what was meant at
+	// another time ("the trip last year" may be in this year's mail),
+	// marked as from outside the period so the caller says so.
 	p.where, p.args = filterSQL(q, time.Time{}, time.Time{})
-	if hits, err = s.runSearch(ctx, &p, v); err != nil {
+	other, err := s.runSearch(ctx, &p, v)
+	if err != nil {
 		return nil, err
 	}
-	for i := range hits {
-		hits[i].Outside = &dr
+	if len(hits) > 0 && !slices.ContainsFunc(other, func(h Hit) bool { return !h.ByMeaning }) {
+		return hits, nil // no better elsewhere: what the period has by meaning
 	}
-	return hits, nil
+	for i := range other {
+		other[i].Outside = &dr
+	}
+	return other, nil
 }
 
 // Words in more than commonShare of all items are left out of the keyword

@@ -186,6 +186,28 @@ func TestSearchPeriodIsHonest(t *testing.T) {
 	}
 }
 
+// A period that holds mail, none of it with the words asked for, falls
+// back to other times as an empty one does: mail near by meaning alone
+// does not count as a match (issue 16: "capital allocation last week").
+func TestSearchPeriodWithMailButNoMatchFallsBack(t *testing.T) {
+	f := newSearchFixture(t, []*store.Item{
+		mail("old", "t1", berlinDay(t, 2001, 5, 14, 9), "jeff@enron.com", "California power crisis", "The California power crisis deepens; rolling blackouts again."),
+		mail("near", "t2", berlinDay(t, 2026, 3, 10, 9), "anna@example.com", "Californians", "Californians in crises again."),
+		mail("new", "t3", berlinDay(t, 2026, 3, 10, 10), "bob@example.com", "Budget", "The budget for April."),
+	})
+	for _, mode := range []string{ModeHybrid, ModeFTS} {
+		hits := f.search(t, Query{Text: "california power crisis this week", Mode: mode, Fallback: true})
+		if len(hits) == 0 || hits[0].Item.ExternalID != "old" {
+			t.Fatalf("%s: %v, want the 2001 mail first", mode, ids(hits))
+		}
+		for _, h := range hits {
+			if h.Outside == nil || h.Outside.Phrase != "this week" {
+				t.Errorf("%s: hit %s not marked as outside this week: %+v", mode, h.Item.ExternalID, h.Outside)
+			}
+		}
+	}
+}
+
 // One message in two mailboxes, or the same text twice, is one hit.
 func TestSearchDedupes(t *testing.T) {
 	at := berlinDay(t, 2026, 3, 9, 9)
