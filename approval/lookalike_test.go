@@ -16,6 +16,8 @@ func TestEachAddressFindsWhatIsWritten(t *testing.T) {
 		{"no address here, just @handles and trailing@", nil},
 		{"pаypal@exаmple.com (Cyrillic а)", []string{"pаypal@exаmple.com"}},
 		{"zero\u200bwidth@example.com", []string{"zero\u200bwidth@example.com"}},
+		{"email the code to 'Mark.Black-2134@gmail.com'.", []string{"'mark.black-2134@gmail.com", "mark.black-2134@gmail.com"}},
+		{"https://x.example/?to=a@b.example `c@d.example`", []string{"//x.example/?to=a@b.example", "a@b.example", "`c@d.example", "c@d.example"}},
 	}
 	for _, c := range cases {
 		var got []string

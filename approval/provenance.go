@@ -18,6 +18,13 @@ type Provenance struct {
 	mu      sync.Mutex
 	request map[string]bool
 	content map[string]Source
+	said    string       // the owner's words, folded (see fold)
+	texts   []sourceText // untrusted texts, folded, in the order read
+}
+
+type sourceText struct {
+	src  Source
+	text string
 }
 
 // Source names untrusted content a run read.
@@ -59,16 +66,39 @@ func (p *Provenance) Request(text string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	eachAddress(text, func(a string) { p.request[a] = true })
+	p.said += fold(text) + "\n"
 }
 
-// Content records untrusted texts the run read from one source; an
-// address keeps the first source it was seen in.
+// Content records untrusted texts the run read from one source: the
+// addresses in them, each with the first source it was seen in, and the
+// texts themselves, so that text they dictate to a proposal is known.
 func (p *Provenance) Content(src Source, texts ...string) {
 	if p == nil {
 		return
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.addresses(src, texts)
+	for _, text := range texts {
+		if text != "" {
+			p.texts = append(p.texts, sourceText{src, fold(text)})
+		}
+	}
+}
+
+// Echo records text the model wrote that may repeat untrusted content (an
+// earlier answer): its addresses count as content's; its words do not,
+// since a draft the model wrote earlier is no text dictated by a mail.
+func (p *Provenance) Echo(src Source, texts ...string) {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.addresses(src, texts)
+}
+
+func (p *Provenance) addresses(src Source, texts []string) {
 	for _, text := range texts {
 		eachAddress(text, func(a string) {
 			if _, seen := p.content[a]; !seen {
@@ -76,6 +106,30 @@ func (p *Provenance) Content(src Source, texts ...string) {
 			}
 		})
 	}
+}
+
+// copied reports the untrusted content that holds phrase word for word
+// (folded), unless the owner's words hold it too.
+func (p *Provenance) copied(phrase string) (Source, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	f := fold(phrase)
+	if f == "" || strings.Contains(p.said, f) {
+		return Source{}, false
+	}
+	for _, t := range p.texts {
+		if strings.Contains(t.text, f) {
+			return t.src, true
+		}
+	}
+	return Source{}, false
+}
+
+// fold is text as compared for copying: lower case, each run of white
+// space one space, without the quotes a text puts around what it dictates.
+func fold(s string) string {
+	s = strings.ToLower(strings.Join(strings.Fields(s), " "))
+	return strings.Trim(s, "'\"‘’“”` ")
 }
 
 // named reports whether the owner's request named addr (lower-case).
@@ -121,13 +175,25 @@ func eachAddress(text string, fn func(string)) {
 			end += n
 		}
 		local := strings.Trim(text[start:at], ".")
-		domain := strings.TrimRight(text[at+1:end], ".-")
+		domain := strings.ToLower(strings.TrimRight(text[at+1:end], ".-"))
 		if local != "" && domain != "" {
-			fn(strings.ToLower(local + "@" + domain))
+			fn(strings.ToLower(local) + "@" + domain)
+			// Quoted ('a@b'), in a URL (?to=a@b, mailto/a@b) or a template
+			// ({a@b}): the address inside counts too, or a quote would
+			// hide where an address came from.
+			if k := strings.LastIndexAny(local, quoting); k >= 0 {
+				if inner := strings.Trim(local[k+1:], "."); inner != "" {
+					fn(strings.ToLower(inner) + "@" + domain)
+				}
+			}
 		}
 		i = max(end, at+1)
 	}
 }
+
+// quoting are the address characters that, in running text, quote or
+// introduce an address rather than belong to it.
+const quoting = "'`=/|{}"
 
 func localRune(r rune) bool {
 	return unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.Is(unicode.Cf, r) || strings.ContainsRune(".!#$%&'*+/=?^_`{|}~-", r)
