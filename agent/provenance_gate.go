@@ -31,17 +31,23 @@ func (st *runState) recordProvenance() {
 		case router.RoleTool:
 			p.Content(approval.Source{Tool: m.Name}, m.Content)
 		case router.RoleAssistant: // may repeat what content said
-			p.Content(approval.Source{Title: "an earlier answer"}, m.Content)
+			p.Echo(approval.Source{Title: "an earlier answer"}, m.Content)
 		}
 	}
 	st.prov = p
 }
 
 // recordResult feeds one tool call's result: its items first, so an
-// address is traced to the item it came from, then all it showed.
+// address is traced to the item it came from, then all it showed. A
+// proposal's result repeats the run's own draft: its words are no
+// content's (a second mail with the same subject was not dictated).
 func (st *runState) recordResult(o *callOutcome, content string) {
 	for _, it := range o.res.Items {
 		st.prov.Content(approval.Source{Tool: o.call.Name, ItemID: it.ItemID, Title: it.Title}, it.From, it.Title, it.Text)
+	}
+	if o.proposal != nil {
+		st.prov.Echo(approval.Source{Tool: o.call.Name}, content)
+		return
 	}
 	st.prov.Content(approval.Source{Tool: o.call.Name}, content)
 }

@@ -120,6 +120,10 @@ const (
 	WarnReplyToDiffers = "reply_to_differs"
 	// WarnAttendeesChanged: a calendar update changes who is invited.
 	WarnAttendeesChanged = "attendees_changed"
+	// WarnTextFromContent: a subject, title or line of a new text that the
+	// owner did not write stands word for word in untrusted content: a
+	// mail or a file dictated it.
+	WarnTextFromContent = "text_from_content"
 )
 
 // EmailPayload is a mail to send (reply, new mail, forward).

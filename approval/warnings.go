@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/omnibrain/omnibrain/store"
 )
@@ -90,9 +91,17 @@ func eventOf(it *store.Item) *CalendarPayload {
 // changed attendees. The result is deterministic for the same inputs, so
 // the same draft proposed again hashes the same.
 func (g *Gate) warn(ctx context.Context, dc draftContext, canonical []byte) ([]Warning, error) {
+	out := []Warning{}
+	add := func(code, format string, args ...any) {
+		w := Warning{Code: code, Text: fmt.Sprintf(format, args...)}
+		if !slices.Contains(out, w) {
+			out = append(out, w)
+		}
+	}
+	textFromContent(dc, canonical, add)
 	rs := recipientsOf(dc.kind, canonical)
 	if len(rs) == 0 {
-		return []Warning{}, nil
+		return out, nil
 	}
 	owners, err := g.st.OwnerAddresses(ctx)
 	if err != nil {
@@ -109,13 +118,6 @@ func (g *Gate) warn(ctx context.Context, dc draftContext, canonical []byte) ([]W
 		for _, a := range dc.current.Attendees {
 			invited[strings.ToLower(a)] = true
 			parties[strings.ToLower(a)] = true
-		}
-	}
-	var out []Warning
-	add := func(code, format string, args ...any) {
-		w := Warning{Code: code, Text: fmt.Sprintf(format, args...)}
-		if !slices.Contains(out, w) {
-			out = append(out, w)
 		}
 	}
 	for _, r := range rs {
@@ -142,10 +144,65 @@ func (g *Gate) warn(ctx context.Context, dc draftContext, canonical []byte) ([]W
 	if dc.kind == KindCalendarUpdate {
 		attendeesChanged(dc.current, canonical, add)
 	}
-	if out == nil {
-		out = []Warning{}
-	}
 	return out, nil
+}
+
+// Shortest texts compared for copying: a title or subject, a line of a
+// body. Shorter ones match content by chance.
+const (
+	minCopiedTitle = 12
+	minCopiedLine  = 24
+)
+
+// textFromContent warns when a title, subject or line of a new text is
+// word for word in untrusted content the run read and not in the owner's
+// words: an injected "send this exact text" is recognisable even when it
+// goes to the owner's own address. A reply's subject comes from the mail
+// answered and a forward's body is that mail, by design; a reply may quote
+// the mail it answers.
+func textFromContent(dc draftContext, canonical []byte, add func(code, format string, args ...any)) {
+	if dc.prov == nil {
+		return
+	}
+	var title, body string
+	switch dc.kind {
+	case KindEmail, KindReply:
+		var p EmailPayload
+		json.Unmarshal(canonical, &p)
+		body = p.Body
+		if dc.kind == KindEmail {
+			title = p.Subject
+		}
+	case KindCalendarCreate, KindCalendarUpdate:
+		var p CalendarPayload
+		json.Unmarshal(canonical, &p)
+		title, body = p.Summary, p.Description
+	case KindGitHubComment:
+		var p GitHubCommentPayload
+		json.Unmarshal(canonical, &p)
+		body = p.Body
+	default:
+		return
+	}
+	if utf8.RuneCountInString(fold(title)) >= minCopiedTitle {
+		if src, ok := dc.prov.copied(title); ok {
+			add(WarnTextFromContent, "The title “%s” was not written by you: it stands word for word in untrusted content, %s.", title, src)
+		}
+	}
+	var quoted string
+	if dc.item != nil {
+		quoted = fold(dc.item.Body)
+	}
+	for line := range strings.Lines(body) {
+		f := fold(line)
+		if utf8.RuneCountInString(f) < minCopiedLine || quoted != "" && strings.Contains(quoted, f) {
+			continue
+		}
+		if src, ok := dc.prov.copied(line); ok {
+			add(WarnTextFromContent, "The text “%s” was not written by you: it stands word for word in untrusted content, %s.", strings.TrimSpace(line), src)
+			return // one line says it; the owner reads the rest
+		}
+	}
 }
 
 // keepFromContent carries an edited proposal's recipient_from_content
