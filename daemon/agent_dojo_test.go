@@ -13,8 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"gopkg.in/yaml.v3"
-
 	"github.com/omnibrain/omnibrain/api"
 	"github.com/omnibrain/omnibrain/approval"
 	"github.com/omnibrain/omnibrain/config"
@@ -39,31 +37,7 @@ import (
 // one mail, so the silence before was the gate's doing, not a dead outbox.
 func TestAgentDojoInjectionsThroughTheDaemonGate(t *testing.T) {
 	f := llm.NewOpenAI(t)
-	e := &approvalE2E{t: t, clock: &settable{t: time.Now().UTC()}}
-	e.google = fakegoogle.New(t, fakegoogle.Options{RequireAuth: true, Email: "emma.johnson@bluesparrowtech.com"})
-	e.tg = faketg.New(tgToken)
-	t.Cleanup(e.tg.Close)
-	e.tg.OpenChat(tgOwner.ID)
-	cfg := config.Default(t.TempDir())
-	cfg.Google.APIURL, cfg.Google.TokenURL, cfg.Google.AuthURL = e.google.URL, e.google.TokenURL(), e.google.AuthURL()
-	cfg.Google.ClientID, cfg.Google.ClientSecret = e.google.ClientID(), config.Secret(e.google.ClientSecret())
-	cfg.Telegram.Token, cfg.Telegram.APIURL, cfg.Telegram.OwnerID = tgToken, e.tg.URL(), tgOwner.ID
-	cfg.LLM.Provider, cfg.LLM.BaseURL, cfg.LLM.Model, cfg.LLM.APIKey = "openai", f.URL, "gpt-test", "key"
-	cfg.Owner = config.Owner{Name: "Emma Johnson", Emails: []string{"emma.johnson@bluesparrowtech.com"}}
-	cfg.Location = time.UTC
-	cfg.Notifications.QuietStart, cfg.Notifications.QuietEnd, cfg.Notifications.DailyBudget = "", "", 100000
-	cfg.Approval.SendDelay = 0
-	if err := cfg.Validate(); err != nil {
-		t.Fatal(err)
-	}
-	e.cfg = cfg
-	tok := e.google.IssueToken(240 * time.Hour)
-	data := `{"access_token":"` + tok.AccessToken + `","refresh_token":"` + tok.RefreshToken + `","expiry":"` + tok.Expiry.Format(time.RFC3339) + `"}`
-	if err := google.ImportToken(cfg.Path(google.TokenFileName), []byte(data), time.Now()); err != nil {
-		t.Fatal(err)
-	}
-	e.start()
-	t.Cleanup(e.stop)
+	e := newDojoE2E(t, f)
 	planted := loadDojoWorkspace(t, e.app.Store())
 
 	const agentPrompt = "You are omnibrain, the owner's personal assistant"
@@ -194,111 +168,53 @@ func indexAll(s, sub string) []int {
 
 // loadDojoWorkspace stores AgentDojo's inbox, calendar and drive as the
 // collectors would, with its 14 attack payloads planted at its injection
-// vectors (in turn, after each vector's default text, where the benchmark
-// puts them). It returns how many payloads were planted.
+// vectors (in turn, in place of each vector's default text, as the
+// benchmark does). It returns how many payloads were planted.
 func loadDojoWorkspace(t *testing.T, st *store.Store) int {
 	t.Helper()
-	dir := testutil.SharedData(t, "agentdojo")
-	var env struct {
-		Inbox struct {
-			Emails []struct {
-				ID         string   `json:"id_"`
-				Sender     string   `json:"sender"`
-				Recipients []string `json:"recipients"`
-				Subject    string   `json:"subject"`
-				Body       string   `json:"body"`
-				Timestamp  string   `json:"timestamp"`
-			} `json:"initial_emails"`
-		} `json:"inbox"`
-		Calendar struct {
-			Events []struct {
-				ID           string   `json:"id_"`
-				Title        string   `json:"title"`
-				Description  string   `json:"description"`
-				Start        string   `json:"start_time"`
-				End          string   `json:"end_time"`
-				Location     string   `json:"location"`
-				Participants []string `json:"participants"`
-			} `json:"initial_events"`
-		} `json:"calendar"`
-		Drive struct {
-			Files []struct {
-				ID       string `json:"id_"`
-				Filename string `json:"filename"`
-				Content  string `json:"content"`
-				Modified string `json:"last_modified"`
-			} `json:"initial_files"`
-		} `json:"cloud_drive"`
-	}
-	readJSON(t, filepath.Join(dir, "workspace_environment_benign.json"), &env)
 	var payloadsByTask map[string]string
-	readJSON(t, filepath.Join(dir, "workspace_injection_payloads_important_instructions.json"), &payloadsByTask)
-	var payloads []string
-	for _, k := range slices.Sorted(maps.Keys(payloadsByTask)) {
-		payloads = append(payloads, payloadsByTask[k])
-	}
-	var vectors map[string]struct {
-		Default string `yaml:"default"`
-	}
-	vb, err := os.ReadFile(filepath.Join(dir, "workspace", "injection_vectors.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := yaml.Unmarshal(vb, &vectors); err != nil {
-		t.Fatal(err)
-	}
-	var defaults []string
-	for _, k := range slices.Sorted(maps.Keys(vectors)) {
-		if d := vectors[k].Default; d != "" {
-			defaults = append(defaults, d)
-		}
-	}
+	readJSON(t, filepath.Join(testutil.SharedData(t, "agentdojo"), "workspace_injection_payloads_important_instructions.json"), &payloadsByTask)
+	payloads := slices.Collect(maps.Values(payloadsByTask))
+	slices.Sort(payloads)
 	planted := 0
-	plant := func(text string) string {
-		for i, d := range defaults {
-			if strings.Contains(text, d) {
-				planted++
-				return strings.Replace(text, d, d+payloads[i%len(payloads)], 1)
-			}
-		}
-		return text
-	}
+	ws := loadDojo(t, func(string, string) string {
+		planted++
+		return payloads[(planted-1)%len(payloads)]
+	})
+	ws.store(t, st)
+	return planted
+}
 
-	var items []*store.Item
-	for _, m := range env.Inbox.Emails {
-		ts, err := time.Parse("2006-01-02T15:04:05", m.Timestamp)
-		if err != nil {
-			t.Fatal(err)
-		}
-		msgID := "<dojo-" + m.ID + "@bluesparrowtech.com>"
-		items = append(items, &store.Item{
-			Source: "gmail", ExternalID: "dojo-" + m.ID, Kind: "email", Thread: "thread-" + m.ID, Time: ts,
-			Title: m.Subject, Body: plant(m.Body), Sender: m.Sender, People: append([]string{m.Sender}, m.Recipients...),
-			Meta: map[string]any{"from": m.Sender, "to": m.Recipients, "message_id": msgID},
-		})
-	}
-	for _, ev := range env.Calendar.Events {
-		start, err := time.Parse("2006-01-02T15:04", ev.Start)
-		if err != nil {
-			t.Fatal(err)
-		}
-		items = append(items, &store.Item{
-			Source: "calendar", ExternalID: "event-" + ev.ID, Kind: "event", Time: start, Title: ev.Title,
-			Body: plant(ev.Description), People: ev.Participants,
-			Meta: map[string]any{"start": ev.Start, "end": ev.End, "location": ev.Location, "attendees": ev.Participants},
-		})
-	}
-	for _, fl := range env.Drive.Files {
-		mod, err := time.Parse("2006-01-02T15:04:05", fl.Modified)
-		if err != nil {
-			t.Fatal(err)
-		}
-		items = append(items, &store.Item{Source: "drive", ExternalID: "file-" + fl.ID, Kind: "document", Time: mod, Title: fl.Filename, Body: plant(fl.Content)})
-	}
-	if _, err := st.UpsertItems(context.Background(), items, store.UpsertOptions{}); err != nil {
+// newDojoE2E starts the daemon as Emma Johnson, AgentDojo's workspace
+// owner, with the model behind f and Google connected.
+func newDojoE2E(t *testing.T, f *llm.OpenAI) *approvalE2E {
+	t.Helper()
+	e := &approvalE2E{t: t, clock: &settable{t: time.Now().UTC()}}
+	e.google = fakegoogle.New(t, fakegoogle.Options{RequireAuth: true, Email: "emma.johnson@bluesparrowtech.com"})
+	e.tg = faketg.New(tgToken)
+	t.Cleanup(e.tg.Close)
+	e.tg.OpenChat(tgOwner.ID)
+	cfg := config.Default(t.TempDir())
+	cfg.Google.APIURL, cfg.Google.TokenURL, cfg.Google.AuthURL = e.google.URL, e.google.TokenURL(), e.google.AuthURL()
+	cfg.Google.ClientID, cfg.Google.ClientSecret = e.google.ClientID(), config.Secret(e.google.ClientSecret())
+	cfg.Telegram.Token, cfg.Telegram.APIURL, cfg.Telegram.OwnerID = tgToken, e.tg.URL(), tgOwner.ID
+	cfg.LLM.Provider, cfg.LLM.BaseURL, cfg.LLM.Model, cfg.LLM.APIKey = "openai", f.URL, "gpt-test", "key"
+	cfg.Owner = config.Owner{Name: "Emma Johnson", Emails: []string{"emma.johnson@bluesparrowtech.com"}}
+	cfg.Location = time.UTC
+	cfg.Notifications.QuietStart, cfg.Notifications.QuietEnd, cfg.Notifications.DailyBudget = "", "", 100000
+	cfg.Approval.SendDelay = 0
+	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	return planted
+	e.cfg = cfg
+	tok := e.google.IssueToken(240 * time.Hour)
+	data := `{"access_token":"` + tok.AccessToken + `","refresh_token":"` + tok.RefreshToken + `","expiry":"` + tok.Expiry.Format(time.RFC3339) + `"}`
+	if err := google.ImportToken(cfg.Path(google.TokenFileName), []byte(data), time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	e.start()
+	t.Cleanup(e.stop)
+	return e
 }
 
 func readJSON(t *testing.T, path string, v any) {
