@@ -78,8 +78,14 @@ func printTopicList(w io.Writer) {
 	fmt.Fprintf(w, "%s.\n", wrap("Help topics (omnibrain help TOPIC): "+strings.Join(topicNames(), ", "), 0))
 }
 
-const topicStart = `No account and no model are needed. Import a mail archive (an mbox from
-Thunderbird, Apple Mail or a Google Takeout, a maildir, or JSONL):
+const topicStart = `No account and no model are needed. First say which addresses are yours,
+so omnibrain knows which mail is written to you, in ~/.omnibrain/config.yaml:
+
+  owner:
+    emails: [ada@example.com]
+
+Then import a mail archive (an mbox from Thunderbird, Apple Mail or a
+Google Takeout, a maildir, or JSONL):
 
   omnibrain import mbox ~/Downloads/Inbox.mbox
 
@@ -91,8 +97,9 @@ for an answer goes into the next briefing, and the import says so.
   omnibrain explain ID                # why omnibrain decided what it did
   omnibrain chat "what did Lily ask me about Friday?"
 
-Without a model, chat answers with the items that best match the question;
-with one (see omnibrain help environment) it writes an answer citing them.
+The README's "The first ten minutes" shows what each prints. Without a
+model, chat answers with the items that best match the question; with one
+(see omnibrain help environment) it writes an answer citing them.
 Start the daemon (omnibrain run, or omnibrain service install) to have mail
 collected and briefings made on schedule; omnibrain status says what runs.
 `

@@ -800,3 +800,95 @@ func TestMatchesHighlightedOnATerminal(t *testing.T) {
 		t.Errorf("search --json has escape codes:\n%s", out)
 	}
 }
+
+// The README's "first ten minutes" is run as written: its config.yaml,
+// then each of its bin/omnibrain commands in order, on an inbox like the
+// one it shows; what it says the commands print, they print.
+func TestFirstTenMinutesAsTheREADMEShows(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(readme), "\n## The first ten minutes\n")
+	if !ok {
+		t.Fatal(`README has no "The first ten minutes"`)
+	}
+	section, _, _ = strings.Cut(section, "\n## ")
+	_, cfg, ok := strings.Cut(section, "<<'EOF'\n")
+	cfg, _, ok2 := strings.Cut(cfg, "\nEOF\n")
+	if !ok || !ok2 {
+		t.Fatal("the walkthrough writes no config.yaml")
+	}
+	home := t.TempDir()
+	writeFile(t, filepath.Join(home, "config.yaml"), cfg+"\n")
+	mbox := filepath.Join(t.TempDir(), "Inbox.mbox")
+	writeMbox(t, mbox, []mboxMessage{
+		{"Lily Chen <lily@example.com>", "Dinner on Friday?", "Hi Ada,\n\nare you coming to dinner on Friday? Please let me know by tomorrow.\n\nLily", "lily-1@example.com", 20 * time.Hour, ""},
+		{"Bob Smith <bob@example.com>", "Q3 budget numbers", "Ada, could you send me the Q3 budget numbers before the board meeting? Please reply when you can.\n\nBob", "bob-1@example.com", 50 * time.Hour, ""},
+		{"Shop News <news@shop.example.com>", "50% off everything this week", "Big sale! Unsubscribe at https://shop.example.com/unsubscribe", "news-1@shop.example.com", 30 * time.Hour,
+			"List-Unsubscribe: <https://shop.example.com/unsubscribe>\nPrecedence: bulk\n"},
+		{"Carol Diaz <carol@example.com>", "Design review notes", "Thanks for the review last month, the notes are attached. Could you look at the budget section again?", "carol-1@example.com", 40 * 24 * time.Hour, ""},
+	})
+
+	// What each step must show, in the README and when run.
+	shows := map[string][]string{
+		"import":   {"triaged quietly (no notifications): 3 mails of the last 7 days — 1 need your answer", "to see them now: omnibrain briefing morning"},
+		"search":   {"Q3 budget numbers", "id: bob-1@example.com", "(by meaning: none of the words)"},
+		"briefing": {"Imported mail of the last days: 3", "Lily Chen — Dinner on Friday?", "Bob Smith — Q3 budget numbers", "Needs an answer (2)"},
+		"explain":  {"Triage: notify — personal", "+10  to_you", "imported from an archive: decided quietly"},
+		"chat":     {"best match your question", "[1] Dinner on Friday? — mbox"},
+	}
+	ran := map[string]bool{}
+	for _, line := range strings.Split(section, "\n") {
+		cmdline, ok := strings.CutPrefix(line, "$ bin/omnibrain ")
+		if !ok {
+			continue
+		}
+		args := shellWords(strings.ReplaceAll(cmdline, "~/Downloads/Inbox.mbox", mbox))
+		out, errOut, code := runCLI(t, home, args...)
+		if code != 0 {
+			t.Errorf("%s: exit %d\n%s\n%s", cmdline, code, out, errOut)
+		}
+		ran[args[0]] = true
+		for _, want := range shows[args[0]] {
+			if !strings.Contains(section, want) {
+				t.Errorf("the README does not show %q for %s", want, cmdline)
+			}
+			if !strings.Contains(out, want) {
+				t.Errorf("%s does not print %q:\n%s", cmdline, want, out)
+			}
+		}
+	}
+	for step := range shows {
+		if !ran[step] {
+			t.Errorf("the walkthrough has no %s step", step)
+		}
+	}
+}
+
+// shellWords splits a command line as a shell would, for the README's
+// simple lines: words, and double-quoted strings.
+func shellWords(s string) []string {
+	var words []string
+	var cur strings.Builder
+	quoted, inWord := false, false
+	for _, r := range s {
+		switch {
+		case r == '"':
+			quoted, inWord = !quoted, true
+		case r == ' ' && !quoted:
+			if inWord {
+				words = append(words, cur.String())
+				cur.Reset()
+			}
+			inWord = false
+		default:
+			cur.WriteRune(r)
+			inWord = true
+		}
+	}
+	if inWord {
+		words = append(words, cur.String())
+	}
+	return words
+}
