@@ -80,20 +80,33 @@ type storedItem struct {
 	quality copyQuality
 }
 
-// storedCopy finds the item an upsert is a copy of: by its source and id,
-// then as an alias, then by its Message-ID, in one query (an import asks
-// it for every message). sql.ErrNoRows when none.
-func (t *Tx) storedCopy(source, externalID, messageID string) (storedItem, error) {
-	const cols = `i.id, i.source, i.external_id, i.thread, i.content_hash,
-		COALESCE(json_extract(i.meta, '$.damaged'), ''), COALESCE(json_extract(i.meta, '$.date_uncertain'), '') != '',
-		length(i.title) + length(i.body) + length(i.quoted)`
+// copyColumns are what storedCopy and mergeMessage read of a stored copy.
+const copyColumns = `i.id, i.source, i.external_id, i.thread, i.content_hash,
+	COALESCE(json_extract(i.meta, '$.damaged'), ''), COALESCE(json_extract(i.meta, '$.date_uncertain'), '') != '',
+	length(i.title) + length(i.body) + length(i.quoted)`
+
+// storedCopyQuery finds the item an upsert is a copy of: by its source and
+// id (?1, ?2), then as an alias, then by its Message-ID (?3), in one query
+// (an import asks it for every message). Saying that message_id is not empty lets
+// SQLite use the partial index: without it every upsert scanned the table.
+const storedCopyQuery = `SELECT * FROM (SELECT 1, ` + copyColumns + ` FROM items i WHERE i.source = ?1 AND i.external_id = ?2)
+	UNION ALL SELECT * FROM (SELECT 0, ` + copyColumns + ` FROM item_aliases a JOIN items i ON i.id = a.item_id WHERE a.source = ?1 AND a.external_id = ?2)
+	UNION ALL SELECT * FROM (SELECT 0, ` + copyColumns + ` FROM items i WHERE i.message_id = ?3 AND i.message_id != '' ORDER BY i.id LIMIT 1)
+	LIMIT 1`
+
+// copiesQuery lists the copies of one Message-ID (?1), oldest first.
+const copiesQuery = `SELECT 0, ` + copyColumns + ` FROM items i WHERE i.message_id = ?1 AND i.message_id != '' ORDER BY i.id`
+
+func scanStoredItem(r Scanner) (storedItem, error) {
 	var s storedItem
-	err := t.QueryRow(`SELECT * FROM (SELECT 1, `+cols+` FROM items i WHERE i.source = ?1 AND i.external_id = ?2)
-		UNION ALL SELECT * FROM (SELECT 0, `+cols+` FROM item_aliases a JOIN items i ON i.id = a.item_id WHERE a.source = ?1 AND a.external_id = ?2)
-		UNION ALL SELECT * FROM (SELECT 0, `+cols+` FROM items i WHERE ?3 != '' AND i.message_id = ?3 ORDER BY i.id LIMIT 1)
-		LIMIT 1`, source, externalID, messageID).
-		Scan(&s.own, &s.id, &s.source, &s.extID, &s.thread, &s.hash, &s.quality.damaged, &s.quality.undated, &s.quality.length)
+	err := r.Scan(&s.own, &s.id, &s.source, &s.extID, &s.thread, &s.hash, &s.quality.damaged, &s.quality.undated, &s.quality.length)
 	return s, err
+}
+
+// storedCopy finds the item an upsert is a copy of (storedCopyQuery);
+// sql.ErrNoRows when none.
+func (t *Tx) storedCopy(source, externalID, messageID string) (storedItem, error) {
+	return scanStoredItem(t.QueryRow(storedCopyQuery, source, externalID, messageID))
 }
 
 // rename records that source and externalID also name the stored item. A
@@ -224,12 +237,7 @@ func (s *Store) mergeDuplicateMessages(ctx context.Context) (int, error) {
 
 // mergeMessage merges the items with one Message-ID into the best.
 func (t *Tx) mergeMessage(msgID string) (int, error) {
-	copies, err := Collect(t.ctx, t, func(r Scanner) (storedItem, error) {
-		var s storedItem
-		err := r.Scan(&s.id, &s.source, &s.extID, &s.quality.damaged, &s.quality.undated, &s.quality.length)
-		return s, err
-	}, `SELECT id, source, external_id, COALESCE(json_extract(meta, '$.damaged'), ''), COALESCE(json_extract(meta, '$.date_uncertain'), '') != '',
-		length(title) + length(body) + length(quoted) FROM items WHERE message_id = ? ORDER BY id`, msgID)
+	copies, err := Collect(t.ctx, t, scanStoredItem, copiesQuery, msgID)
 	if err != nil || len(copies) < 2 {
 		return 0, err
 	}

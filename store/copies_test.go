@@ -294,3 +294,25 @@ func FuzzMergeCopies(f *testing.F) {
 		}
 	})
 }
+
+// The lookups an upsert and the merge make use indexes: a scan of the
+// items table per imported message made an import quadratic.
+func TestCopyLookupsUseIndexes(t *testing.T) {
+	s := openTest(t)
+	for name, q := range map[string]string{"storedCopy": storedCopyQuery, "copies": copiesQuery} {
+		plan, err := Collect(context.Background(), s.DB(), func(r Scanner) (string, error) {
+			var id, parent, unused int
+			var detail string
+			err := r.Scan(&id, &parent, &unused, &detail)
+			return detail, err
+		}, `EXPLAIN QUERY PLAN `+q, "mbox", "<a@example.com>", "a@example.com")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, step := range plan {
+			if strings.HasPrefix(step, "SCAN ") && !strings.HasPrefix(step, "SCAN (subquery") {
+				t.Errorf("%s: %q in its plan %q", name, step, plan)
+			}
+		}
+	}
+}
