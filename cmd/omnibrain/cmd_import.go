@@ -208,6 +208,12 @@ func printImportSummary(e *env, s *api.ImportSummary) {
 		} else {
 			e.printf("to see them now: %s\n", t.Show)
 		}
+		if e.cfg != nil && len(e.cfg.Owner.Emails) == 0 {
+			// Without the owner's addresses no mail reads as written to
+			// them, and what asks them something ranks as if it did not.
+			fmt.Fprintf(e.stderr, "omnibrain: owner.emails is not set in %s, so no mail counts as written to you "+
+				"and fewer look like they need your answer; set it before you import more (see omnibrain help start)\n", e.cfg.Path("config.yaml"))
+		}
 	}
 }
 

@@ -302,6 +302,9 @@ func TestImportedRecentMailIsTriagedQuietlyIntoTheBriefing(t *testing.T) {
 		!strings.Contains(out, "they will be in the next briefing") || !strings.Contains(out, "omnibrain briefing morning") {
 		t.Fatalf("the import does not say what the next briefing will hold:\n%s", out)
 	}
+	if strings.Contains(errOut, "owner.emails is not set") {
+		t.Errorf("the import asks for owner.emails, which is set:\n%s", errOut)
+	}
 
 	out, errOut, code = runCLI(t, home, "briefing", "morning")
 	if code != 0 {
@@ -891,4 +894,18 @@ func shellWords(s string) []string {
 		words = append(words, cur.String())
 	}
 	return words
+}
+
+// A first import without the owner's addresses says that they are
+// missing: no mail can count as written to the owner, and the briefing
+// would miss what needs an answer.
+func TestFirstImportWithoutOwnerAddressesSaysSo(t *testing.T) {
+	home := t.TempDir()
+	out, errOut, code := runCLI(t, home, "import", "mbox", firstMbox(t))
+	if code != 0 || !strings.Contains(out, "triaged quietly") {
+		t.Fatalf("import: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if !strings.Contains(errOut, "owner.emails is not set in "+filepath.Join(home, "config.yaml")) || !strings.Contains(errOut, "omnibrain help start") {
+		t.Errorf("the import does not say owner.emails is missing:\n%s", errOut)
+	}
 }
