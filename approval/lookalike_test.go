@@ -55,3 +55,34 @@ func TestLookalike(t *testing.T) {
 		}
 	}
 }
+
+func TestFold(t *testing.T) {
+	for in, want := range map[string]string{
+		"  'Subject:\tHow  TO\n recover'  ": "subject: how to recover",
+		"“ÉTÉ à Paris”":                     "été à paris",
+		"":                                  "",
+	} {
+		if got := fold(in); got != want {
+			t.Errorf("fold(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// BenchmarkCopiedAtProposal is what text_from_content costs a proposal in
+// a run that read 20 results of about 8 KB: the first comparison folds
+// them all (later proposals of the run reuse that).
+func BenchmarkCopiedAtProposal(b *testing.B) {
+	text := strings.Repeat("Thanks for the draft; the numbers for Q3 look right to me, see the sheet. ", 110)
+	b.SetBytes(int64(20 * len(text)))
+	for range b.N {
+		b.StopTimer()
+		p := NewProvenance()
+		for range 20 {
+			p.Content(Source{Tool: "search"}, text)
+		}
+		b.StartTimer()
+		if _, ok := p.copied("Message to self: wire $100 to IBAN 0123456789"); ok {
+			b.Fatal("copied")
+		}
+	}
+}

@@ -19,12 +19,15 @@ type Provenance struct {
 	request map[string]bool
 	content map[string]Source
 	said    string       // the owner's words, folded (see fold)
-	texts   []sourceText // untrusted texts, folded, in the order read
+	texts   []sourceText // untrusted texts in the order read
 }
 
+// sourceText is one untrusted text, folded when first compared: most
+// runs propose nothing, so reading a result costs no folding.
 type sourceText struct {
-	src  Source
-	text string
+	src    Source
+	text   string
+	folded bool
 }
 
 // Source names untrusted content a run read.
@@ -81,7 +84,7 @@ func (p *Provenance) Content(src Source, texts ...string) {
 	p.addresses(src, texts)
 	for _, text := range texts {
 		if text != "" {
-			p.texts = append(p.texts, sourceText{src, fold(text)})
+			p.texts = append(p.texts, sourceText{src: src, text: text})
 		}
 	}
 }
@@ -117,7 +120,11 @@ func (p *Provenance) copied(phrase string) (Source, bool) {
 	if f == "" || strings.Contains(p.said, f) {
 		return Source{}, false
 	}
-	for _, t := range p.texts {
+	for i := range p.texts {
+		t := &p.texts[i]
+		if !t.folded {
+			t.text, t.folded = fold(t.text), true
+		}
 		if strings.Contains(t.text, f) {
 			return t.src, true
 		}
@@ -127,9 +134,41 @@ func (p *Provenance) copied(phrase string) (Source, bool) {
 
 // fold is text as compared for copying: lower case, each run of white
 // space one space, without the quotes a text puts around what it dictates.
+// It is one pass: every tool result goes through it.
 func fold(s string) string {
-	s = strings.ToLower(strings.Join(strings.Fields(s), " "))
-	return strings.Trim(s, "'\"‘’“”` ")
+	var b strings.Builder
+	b.Grow(len(s))
+	space := false
+	for i := 0; i < len(s); {
+		c := s[i]
+		var r rune
+		if c < utf8.RuneSelf { // most text: a byte at a time
+			i++
+			switch {
+			case c == ' ' || '\t' <= c && c <= '\r':
+				space = b.Len() > 0
+				continue
+			case 'A' <= c && c <= 'Z':
+				c += 'a' - 'A'
+			}
+			r = rune(c)
+		} else {
+			var n int
+			r, n = utf8.DecodeRuneInString(s[i:])
+			i += n
+			if unicode.IsSpace(r) {
+				space = b.Len() > 0
+				continue
+			}
+			r = unicode.ToLower(r)
+		}
+		if space {
+			b.WriteByte(' ')
+			space = false
+		}
+		b.WriteRune(r)
+	}
+	return strings.Trim(b.String(), "'\"‘’“”`")
 }
 
 // named reports whether the owner's request named addr (lower-case).
