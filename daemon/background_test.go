@@ -14,6 +14,7 @@ import (
 	"github.com/omnibrain/omnibrain/api"
 	"github.com/omnibrain/omnibrain/approval"
 	"github.com/omnibrain/omnibrain/config"
+	"github.com/omnibrain/omnibrain/graph"
 	fakegh "github.com/omnibrain/omnibrain/internal/fakes/github"
 	fakegoogle "github.com/omnibrain/omnibrain/internal/fakes/google"
 	fakellm "github.com/omnibrain/omnibrain/internal/fakes/llm"
@@ -463,5 +464,88 @@ func TestE2EInterruptedThreeTimesIsDropped(t *testing.T) {
 	}
 	if !strings.Contains(note, "interrupted 3 times: dropped") {
 		t.Errorf("status lacks the note: agent %q", note)
+	}
+}
+
+// A confirmed pattern becomes a standing rule through a background run:
+// the owner takes every mail from a shop out of the inbox unread; the
+// patterns pass confirms it, an automation run is given the evidence and
+// proposes the rule with its own explanation, the proposal reaches
+// Telegram, and the pattern's chain ends in "automation proposed".
+func TestE2EConfirmedPatternProposesARuleThroughARun(t *testing.T) {
+	b := newBrainE2E(t, nil)
+	const why = "You took all six deals mails out of the inbox unread [1][2]."
+	b.mu.Lock()
+	b.other = func(r fakellm.Request) (fakellm.Turn, bool) {
+		if !strings.Contains(r.System, "Plan for: A pattern in the owner's mail") {
+			return fakellm.Turn{}, false
+		}
+		return fakellm.Turn{ToolCalls: []fakellm.ToolCall{{Name: "propose_automation", Arguments: fmt.Sprintf(`{"reason":%q}`, why)}}}, true
+	}
+	b.mu.Unlock()
+	now := b.clock.Now()
+	for i := range 6 {
+		b.google.AddMessage(rawMessage("Deals <deals@shop.example>", owen, fmt.Sprintf("Deals of the week %d", i+1), fmt.Sprintf("<deals-%d@shop.example>", i),
+			now.AddDate(0, 0, -4*(6-i)), "This week's deals."), fakegoogle.MessageOptions{Labels: []string{"CATEGORY_PROMOTIONS"}})
+	}
+	b.collect("gmail")
+	if err := b.app.proactive.sched.Trigger(context.Background(), proactive.JobPatterns); err != nil {
+		t.Fatal(err)
+	}
+	b.wait("the proposed rule in Telegram", func() bool { return b.sentTo(why) == 1 })
+
+	var runs []fakellm.Request
+	for _, r := range b.model.Requests() {
+		if strings.Contains(r.System, "Plan for: A pattern in the owner's mail") {
+			runs = append(runs, r)
+		}
+	}
+	if len(runs) != 1 {
+		t.Fatalf("%d automation requests, want one turn that proposes", len(runs))
+	}
+	var results strings.Builder
+	for _, m := range runs[0].Messages {
+		if m.Role == "tool" {
+			results.WriteString(m.Content)
+		}
+	}
+	if !strings.Contains(firstUser(runs[0]), "you archive mail from deals@shop.example") || !strings.Contains(results.String(), "Deals of the week 6") {
+		t.Errorf("the run was not given the pattern and its evidence:\n%s\n%s", firstUser(runs[0]), results.String())
+	}
+	var tools []string
+	for _, tl := range runs[0].Tools {
+		tools = append(tools, tl.Name)
+	}
+	slices.Sort(tools)
+	if !slices.Equal(tools, []string{"get_item", "propose_automation"}) {
+		t.Errorf("an automation run was offered %v", tools)
+	}
+
+	ps, err := b.app.Gate().List(context.Background(), approval.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rule *approval.Proposal
+	for _, p := range ps {
+		if p.Kind == approval.KindAutomation {
+			if rule != nil {
+				t.Fatalf("two rules proposed: %q, %q", rule.Title, p.Title)
+			}
+			rule = p
+		}
+	}
+	if rule == nil || rule.Title != "Mute mail from deals@shop.example" || !strings.HasPrefix(rule.Reason, why+" (Pattern (confidence 100%") {
+		t.Fatalf("rule %+v", rule)
+	}
+	stages, err := graph.NewChains(b.app.Store()).Of(context.Background(), "pattern:"+proactive.PatternAlwaysArchives+":deals@shop.example")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var chain []string
+	for _, s := range stages {
+		chain = append(chain, s.Name)
+	}
+	if !slices.Equal(chain, []string{graph.Observed, graph.PatternConfirmed, graph.AutomationProposed}) {
+		t.Errorf("the pattern's chain %v", chain)
 	}
 }
