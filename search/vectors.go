@@ -141,6 +141,7 @@ func (v *Vectors) Run(ctx context.Context) error {
 		return err
 	}
 	failing := retry.Policy{Initial: time.Second, Max: 5 * time.Minute}.Backoff()
+	busy := false
 	for {
 		n, err := v.IndexPending(ctx)
 		var wait time.Duration
@@ -153,10 +154,19 @@ func (v *Vectors) Run(ctx context.Context) error {
 			v.setStatus(func(s *VectorStatus) { s.State, s.LastError = VectorsFailing, err })
 		case n > 0:
 			failing.Reset()
+			busy = true
 			continue
 		default:
 			failing.Reset()
 			wait = v.opts.Poll
+			if busy {
+				// The indexer is the last writer of an import: the
+				// write-ahead log it leaves goes back to the database.
+				busy = false
+				if err := v.st.Checkpoint(ctx); err != nil {
+					v.log.Warn("checkpoint after indexing", "err", err)
+				}
+			}
 		}
 		select {
 		case <-ctx.Done():

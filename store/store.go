@@ -233,6 +233,19 @@ func (s *Store) migrate(ctx context.Context) error {
 	return nil
 }
 
+// Checkpoint copies the write-ahead log into the database and truncates
+// it, if no reader holds it. SQLite's automatic checkpoints never shrink
+// the file, so after an import it kept the size of the largest burst of
+// writes (19 MB of 74 after 10k mails): a writer calls this once its
+// burst is over.
+func (s *Store) Checkpoint(ctx context.Context) error {
+	var busy, logPages, done int
+	if err := s.db.QueryRowContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`).Scan(&busy, &logPages, &done); err != nil {
+		return fmt.Errorf("store: checkpoint: %w", err)
+	}
+	return nil
+}
+
 // SchemaVersion reports the applied schema version.
 func (s *Store) SchemaVersion(ctx context.Context) (int, error) {
 	var v int

@@ -2,8 +2,10 @@ package store
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -276,5 +278,38 @@ func TestOpenPathWithURICharacters(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "a")); err == nil {
 		t.Error(`the database went to "a"`)
+	}
+}
+
+// After a burst of writes the write-ahead log holds them; Checkpoint
+// moves them into the database and leaves an empty log.
+func TestCheckpointEmptiesTheWriteAheadLog(t *testing.T) {
+	ctx := context.Background()
+	s := openTest(t)
+	var items []*Item
+	for i := range 500 {
+		items = append(items, &Item{Source: "jsonl", ExternalID: fmt.Sprint(i), Time: time.Unix(int64(i), 0), Title: "note", Body: strings.Repeat("words of a note ", 50)})
+	}
+	if _, err := s.UpsertItems(ctx, items, UpsertOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	walSize := func() int64 {
+		fi, err := os.Stat(s.Path() + "-wal")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fi.Size()
+	}
+	if n := walSize(); n < 100_000 {
+		t.Fatalf("the log holds %d bytes after 500 items; want the writes in it", n)
+	}
+	if err := s.Checkpoint(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := walSize(); n != 0 {
+		t.Errorf("the log holds %d bytes after a checkpoint, want 0", n)
+	}
+	if got, err := s.CountItems(ctx); err != nil || len(got) != 1 || got[0].Items != 500 {
+		t.Errorf("after the checkpoint: %v, %v", got, err)
 	}
 }
