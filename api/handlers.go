@@ -53,12 +53,14 @@ type Searcher interface {
 
 // SearchHit is one result of GET /api/v1/search, the shape of `search --json`.
 type SearchHit struct {
-	ID      string    `json:"id"` // the id the item was imported or collected with
-	Source  string    `json:"source"`
-	Time    time.Time `json:"time"`
-	Title   string    `json:"title"`
-	Snippet string    `json:"snippet"`
-	Score   float64   `json:"score"`
+	ID     string    `json:"id"` // the id the item was imported or collected with
+	Source string    `json:"source"`
+	Time   time.Time `json:"time"`
+	Title  string    `json:"title"`
+	// From is who sent it: "Name <address>", the address alone, or "".
+	From    string  `json:"from,omitempty"`
+	Snippet string  `json:"snippet"`
+	Score   float64 `json:"score"`
 	// OutsidePeriod is set when the query named a period ("last year")
 	// in which nothing matched: the hit is from another time.
 	OutsidePeriod *Period `json:"outside_period,omitempty"`
@@ -157,7 +159,7 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
 	}
 	out := make([]SearchHit, 0, len(hits))
 	for _, h := range hits {
-		hit := SearchHit{ID: h.Item.ExternalID, Source: h.Item.Source, Time: h.Item.Time, Title: h.Item.Title, Snippet: h.Snippet, Score: h.Score, ByMeaning: h.ByMeaning}
+		hit := SearchHit{ID: h.Item.ExternalID, Source: h.Item.Source, Time: h.Item.Time, Title: h.Item.Title, From: search.Sender(h.Item), Snippet: h.Snippet, Score: h.Score, ByMeaning: h.ByMeaning}
 		hit.DateUncertain, _ = h.Item.Meta["date_uncertain"].(string)
 		if o := h.Outside; o != nil {
 			hit.OutsidePeriod = &Period{Phrase: o.Phrase, Since: o.Since, Until: o.Until}

@@ -5,12 +5,14 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/omnibrain/omnibrain/collectors/importer"
 	"github.com/omnibrain/omnibrain/embedder"
 	"github.com/omnibrain/omnibrain/internal/testutil"
+	"github.com/omnibrain/omnibrain/internal/tokenize"
 	"github.com/omnibrain/omnibrain/store"
 )
 
@@ -143,6 +145,50 @@ func TestRelevanceOnEnron(t *testing.T) {
 		}
 		if firstMeaning >= 0 && firstMeaning < lastWhole {
 			t.Errorf("%q: hit %d found by meaning alone is above hit %d, which holds every word", q, firstMeaning+1, lastWhole+1)
+		}
+	}
+}
+
+// The person filter finds Enron people however their name is written:
+// "Buy, Rick" for Rick Buy, "Phillip K Allen" for Phillip Allen, any
+// case, with or without the initial, or by the address's local part.
+func TestPersonFilterOnEnron(t *testing.T) {
+	_, s := enronSearch(t)
+	ctx := context.Background()
+	count := func(person string) (int, []Hit) {
+		t.Helper()
+		hits, err := s.Search(ctx, Query{People: []string{person}, Limit: 1000, Mode: ModeFTS, Now: time.Date(2002, 7, 1, 0, 0, 0, 0, time.UTC)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(hits), hits
+	}
+	names := func(it *store.Item) string { return strings.ToLower(it.Sender + " " + strings.Join(it.People, " ")) }
+	for _, group := range [][]string{
+		{"Rick Buy", "Buy, Rick", "rick buy", "RICK BUY", "rick.buy"},
+		{"Phillip Allen", "Phillip K Allen", "Allen, Phillip K.", "phillip allen", "Phíllip Allen"},
+	} {
+		want, hits := count(group[0])
+		if want == 0 {
+			t.Fatalf("%q finds nothing", group[0])
+		}
+		for _, h := range hits {
+			n := names(h.Item)
+			for _, w := range tokenize.Words(group[0]) {
+				if !strings.Contains(n, w) {
+					t.Errorf("%q: %q involves %q", group[0], h.Item.Title, n)
+				}
+			}
+		}
+		for _, other := range group[1:] {
+			if got, _ := count(other); got != want {
+				t.Errorf("%q finds %d items, %q %d", other, got, group[0], want)
+			}
+		}
+	}
+	if n, _ := count("Rick Allen"); n != 0 {
+		if _, hits := count("Rick Allen"); !strings.Contains(names(hits[0].Item), "rick") {
+			t.Errorf("Rick Allen finds %d items without a Rick", n)
 		}
 	}
 }

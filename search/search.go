@@ -223,10 +223,42 @@ func filterSQL(q Query, since, until time.Time) (string, []any) {
 		if person == "" {
 			continue
 		}
-		conds = append(conds, "(instr(i.sender, ?) > 0 OR EXISTS (SELECT 1 FROM json_each(i.people) WHERE instr(lower(json_each.value), ?) > 0))")
+		cond := "(instr(i.sender, ?) > 0 OR EXISTS (SELECT 1 FROM json_each(i.people) WHERE instr(lower(json_each.value), ?) > 0)"
 		args = append(args, person, person)
+		if expr := personExpression(person); expr != "" {
+			cond += " OR i.id IN (SELECT rowid FROM items_fts WHERE items_fts MATCH ?)"
+			args = append(args, expr)
+		}
+		conds = append(conds, cond+")")
 	}
 	return strings.Join(conds, " AND "), args
+}
+
+// personExpression is an FTS5 query for a person's name among an item's
+// people: the words of the name near each other in any order ("Buy, Rick"
+// for Rick Buy, "Phillip K Allen" for Phillip Allen, rick.buy@… for
+// either), case- and accent-insensitive as the index is. An initial the
+// stored name may lack is left out; "" for an address, which the
+// substring match finds.
+func personExpression(name string) string {
+	if strings.Contains(name, "@") {
+		return ""
+	}
+	words := tokenize.Words(name)
+	var full []string
+	for _, w := range words {
+		if len([]rune(w)) > 1 {
+			full = append(full, `"`+w+`"`)
+		}
+	}
+	switch len(full) {
+	case 0:
+		return ""
+	case 1:
+		return "people : " + full[0]
+	default:
+		return fmt.Sprintf("people : NEAR(%s, %d)", strings.Join(full, " "), len(full)+1)
+	}
 }
 
 // candidate is an item on its way to becoming a hit.

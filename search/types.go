@@ -1,6 +1,7 @@
 package search
 
 import (
+	"strings"
 	"time"
 
 	"github.com/omnibrain/omnibrain/store"
@@ -28,6 +29,24 @@ type Query struct {
 	// finds nothing, which is the honest answer to "last year" in a
 	// mailbox that ends in 2002.
 	Fallback bool
+}
+
+// Sender is who sent the item, for showing it: "Name <address>" when
+// the item's people name the sender just before the address (as mail
+// items list them), else the address; "" when nobody sent it.
+func Sender(it *store.Item) string {
+	if it.Sender == "" {
+		return ""
+	}
+	for i, p := range it.People {
+		if i > 0 && strings.EqualFold(p, it.Sender) {
+			if name := strings.TrimSpace(it.People[i-1]); name != "" && !strings.Contains(name, "@") {
+				return name + " <" + it.Sender + ">"
+			}
+			break
+		}
+	}
+	return it.Sender
 }
 
 // Hit is one search result, best first.

@@ -108,6 +108,9 @@ func searchCommand() *command {
 					when += " (date guessed)" // explain ID says how
 				}
 				e.printf("%2d. %s  %s  %s\n", i+1, when, h.Source, e.style(bold, title))
+				if h.From != "" {
+					e.printf("    from %s\n", h.From)
+				}
 				if h.Snippet != "" {
 					e.printf("    %s\n", e.highlight(h.Snippet))
 				}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/omnibrain/omnibrain/api"
+	"github.com/omnibrain/omnibrain/internal/testutil"
 )
 
 // runSearch runs the search command in-process in UTC.
@@ -132,5 +133,86 @@ func TestSearchCommandIsHonestAboutPeriods(t *testing.T) {
 	hits = nil
 	if err := json.Unmarshal([]byte(out), &hits); err != nil || len(hits) != 1 || hits[0].ID != "old-1" {
 		t.Fatalf("--until 2001-05-14: %v\n%s", err, out)
+	}
+}
+
+// The defects of issue 16 through the CLI, on real mail: a nonsense word
+// finds nothing and says so; a period that holds mail but no match falls
+// back to other times; the person filter reads names in any order, with
+// or without an initial, and the local part of addresses; results show
+// the sender; a Japanese word inside a run of Japanese text is found.
+func TestSearchCommandRelevancePeopleAndScripts(t *testing.T) {
+	enron := testutil.SharedData(t, "mail/enron/maildir")
+	spam := testutil.SharedData(t, "mail/spamassassin/data")
+	home, mails := t.TempDir(), t.TempDir()
+	for _, f := range []string{
+		filepath.Join(enron, "whalley-g/inbox/305."),                                 // Allocation of Capital, from "Buy, Rick"
+		filepath.Join(enron, "allen-p/_sent_mail/282."),                              // refrigerators, from Phillip K Allen
+		filepath.Join(spam, "hard-ham-1/00039.b2b936a8501444b213f61f9ff193b480.txt"), // iso-2022-jp
+	} {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(mails, filepath.Base(f)), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, _, err := runImport(t, home, "maildir", mails); err != nil {
+		t.Fatal(err)
+	}
+	// Last week holds mail, none of it about capital allocation.
+	lastWeek := time.Now().UTC().AddDate(0, 0, -7)
+	lines := []string{
+		fmt.Sprintf(`{"id":"lunch","source":"notes","time":%q,"title":"Lunch","text":"Lunch with Anna about the budget.","people":["alice.wong@example.com","José Müller"]}`, lastWeek.Format(time.RFC3339)),
+	}
+	file := filepath.Join(t.TempDir(), "notes.jsonl")
+	if err := os.WriteFile(file, []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := runImport(t, home, "jsonl", file); err != nil {
+		t.Fatal(err)
+	}
+
+	search := func(args ...string) string {
+		t.Helper()
+		out, err := runSearch(t, home, args...)
+		if err != nil {
+			t.Fatalf("search %q: %v\n%s", args, err, out)
+		}
+		return out
+	}
+	if out := search("xyzzyqwerty"); out != "nothing found for \"xyzzyqwerty\"\n" {
+		t.Errorf("nonsense query:\n%s", out)
+	}
+	out := search("capital allocation last week")
+	if !strings.HasPrefix(out, `nothing matched "last week"`) || !strings.Contains(out, "Allocation of Capital") || strings.Contains(out, "none of the words") {
+		t.Errorf("capital allocation last week:\n%s", out)
+	}
+	if !strings.Contains(out, "from Buy, Rick <rick.buy@enron.com>") {
+		t.Errorf("the sender is not shown:\n%s", out)
+	}
+	for person, title := range map[string]string{
+		"Rick Buy": "Allocation of Capital", "buy, rick": "Allocation of Capital", "RICK.BUY": "Allocation of Capital",
+		"Phillip Allen": "refrigerators", "Allen, Phillip": "refrigerators", "Phillip K. Allen": "refrigerators",
+		"Alice Wong": "Lunch", "Wong, Alice": "Lunch", "jose muller": "Lunch", "MÜLLER": "Lunch",
+	} {
+		// Words of every mail: the person alone decides.
+		out := search("--json", "--person", person, "capital storm lunch")
+		var hits []api.SearchHit
+		if err := json.Unmarshal([]byte(out), &hits); err != nil {
+			t.Fatalf("--person %q: %v\n%s", person, err, out)
+		}
+		if len(hits) != 1 || !strings.Contains(hits[0].Title, title) {
+			t.Errorf("--person %q: %s, want only %q", person, out, title)
+		}
+	}
+	out = search("--json", "マイルストーン")
+	var hits []api.SearchHit
+	if err := json.Unmarshal([]byte(out), &hits); err != nil {
+		t.Fatal(err)
+	}
+	if len(hits) != 1 || !strings.Contains(hits[0].Title, "日本語の件名") || hits[0].From == "" || hits[0].ByMeaning {
+		t.Errorf("マイルストーン: %s", out)
 	}
 }
