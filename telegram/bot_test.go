@@ -708,6 +708,9 @@ func TestFreeTextFallsBackToSearch(t *testing.T) {
 	h.wait("search answer", func() bool {
 		for _, m := range h.tg.SentTo(owner.ID) {
 			if strings.Contains(m.Text, "Q3 budget &lt;final&gt;") {
+				if !strings.Contains(m.Text, "the <b>budget</b> is") || strings.Contains(m.Text, "«") {
+					t.Errorf("the query's match is not in bold:\n%s", m.Text)
+				}
 				return true
 			}
 		}

@@ -2,6 +2,7 @@ package telegram
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 	"time"
 	"unicode/utf16"
@@ -22,6 +23,10 @@ var htmlEscaper = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;")
 
 // esc escapes text for Telegram's HTML parse mode.
 func esc(s string) string { return htmlEscaper.Replace(s) }
+
+// searchMark is a query match as search marks it in a snippet, «word»:
+// the owner sees it in bold, not the marks.
+var searchMark = regexp.MustCompile(`«([^«»\s]+)»`)
 
 var kindLabel = map[approval.Kind]string{
 	approval.KindReply:           "📧 Reply",

@@ -541,7 +541,7 @@ func (b *Bot) searchHTML(ctx context.Context, query string) string {
 	for i, h := range hits {
 		fmt.Fprintf(&sb, "%d. <b>%s</b> · %s · %s\n", i+1, esc(h.Item.Title), esc(h.Item.Source), h.Item.Time.In(b.o.Location).Format("2 Jan 2006"))
 		if h.Snippet != "" {
-			fmt.Fprintf(&sb, "%s\n", esc(h.Snippet))
+			fmt.Fprintf(&sb, "%s\n", searchMark.ReplaceAllString(esc(h.Snippet), "<b>$1</b>"))
 		}
 	}
 	return sb.String()

@@ -159,6 +159,18 @@ func (cc compCommand) allFlags() []string {
 	return append(dashes(cc.flags), dashes(globalCompFlags())...)
 }
 
+// shellSettings ends a bash or zsh case arm with the command's settings.
+func (cc compCommand) shellSettings() string {
+	var b strings.Builder
+	if cc.files {
+		b.WriteString(" files=1")
+	}
+	if cc.repeat {
+		b.WriteString(" repeat=1")
+	}
+	return b.String() + " ;;\n"
+}
+
 func dashes(flags []compFlag) []string {
 	var out []string
 	for _, f := range flags {
@@ -234,13 +246,7 @@ _omnibrain() {
 			name = `""`
 		}
 		fmt.Fprintf(w, "    %s) words=%s flags=%s", name, singleQuoted(strings.Join(cc.words, " ")), singleQuoted(strings.Join(cc.allFlags(), " ")))
-		if cc.files {
-			fmt.Fprint(w, " files=1")
-		}
-		if cc.repeat {
-			fmt.Fprint(w, " repeat=1")
-		}
-		fmt.Fprint(w, " ;;\n")
+		fmt.Fprint(w, cc.shellSettings())
 	}
 	fmt.Fprint(w, `    esac
     if [[ $cur == -* ]]; then
@@ -292,13 +298,7 @@ _omnibrain() {
 			}
 		}
 		fmt.Fprintf(w, "    (%s) subs=(%s) flags=(%s)", name, strings.Join(subs, " "), strings.Join(cc.allFlags(), " "))
-		if cc.files {
-			fmt.Fprint(w, " files=1")
-		}
-		if cc.repeat {
-			fmt.Fprint(w, " repeat=1")
-		}
-		fmt.Fprint(w, " ;;\n")
+		fmt.Fprint(w, cc.shellSettings())
 	}
 	fmt.Fprint(w, `    esac
     if [[ $PREFIX == -* ]]; then
