@@ -52,7 +52,7 @@ func upsertOne(t *testing.T, s *Store, it *Item, opts UpsertOptions) UpsertResul
 	return res
 }
 
-func countItems(t *testing.T, s *Store) int {
+func countItems(t testing.TB, s *Store) int {
 	t.Helper()
 	var n int
 	if err := s.DB().QueryRow(`SELECT COUNT(*) FROM items`).Scan(&n); err != nil {
@@ -314,5 +314,34 @@ func TestCopyLookupsUseIndexes(t *testing.T) {
 				t.Errorf("%s: %q in its plan %q", name, step, plan)
 			}
 		}
+	}
+}
+
+// BenchmarkMergeCopiesOnUpgrade opens an old database of 20,000 mails in
+// which 4,000 messages are stored twice (an mbox and a maildir import of
+// one mailbox), beside one without copies: the difference is the one-off
+// merge.
+func BenchmarkMergeCopiesOnUpgrade(b *testing.B) {
+	for _, bc := range []struct {
+		name   string
+		copies int
+	}{{"none", 0}, {"4000-copies", 4000}} {
+		b.Run(bc.name, func(b *testing.B) {
+			first := 20000 - bc.copies
+			seed := fmt.Sprintf(`WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 20000),
+				m(i, src, msg) AS (SELECT i, CASE WHEN i > %[1]d THEN 'maildir' ELSE 'mbox' END, 'm' || (CASE WHEN i > %[1]d THEN i - %[1]d ELSE i END) FROM n)
+				INSERT INTO items (id, source, external_id, kind, time, title, body, meta, content_hash, created, updated)
+				SELECT i, src, msg, 'email', i, 'Subject ' || i, 'Body of the message ' || msg, json_object('message_id', msg || '@example.com'), i, 0, 0 FROM m`, first)
+			for range b.N {
+				s := upgradeFrom(b, 20, seed, `INSERT INTO items_fts (rowid, title, body, people) SELECT id, title, body, people FROM items`,
+					`INSERT INTO notifications (key, level, created, item_id) SELECT 'k' || id, 'fyi', 0, id FROM items WHERE id % 10 = 0`)
+				b.StopTimer()
+				if n := countItems(b, s); n != first {
+					b.Fatalf("%d items after the merge, want %d", n, first)
+				}
+				s.Close()
+				b.StartTimer()
+			}
+		})
 	}
 }

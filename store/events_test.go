@@ -39,7 +39,7 @@ func TestUpgradeNeverReusesAcknowledgedEventIDs(t *testing.T) {
 // upgradeFrom creates a database as an omnibrain at schema version left
 // it, with the rows seed inserts, and opens it with this one (which
 // migrates it). The store is closed with the test.
-func upgradeFrom(t *testing.T, version int, seed ...string) *Store {
+func upgradeFrom(t testing.TB, version int, seed ...string) *Store {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), FileName)
 	db, err := sql.Open("sqlite3", "file:"+path+"?_foreign_keys=on")
