@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/omnibrain/omnibrain/embedder"
 	"github.com/omnibrain/omnibrain/store"
 )
 
@@ -27,33 +28,62 @@ func TestFTSExpression(t *testing.T) {
 	}
 }
 
-// FuzzFTSQuery checks that no input can make the FTS5 query fail.
+// FuzzFTSQuery checks that no input can make the query builder produce a
+// query that fails, in the porter index, the trigram index or a search in
+// any mode, and that hybrid search keeps its promise: no hit found by
+// meaning alone above a hit holding every query word.
 func FuzzFTSQuery(f *testing.F) {
-	for _, s := range []string{`a "b c" d*`, `NEAR(a b)`, `col:x`, `"`, `*`, `^a`, `a AND OR NOT`, `(((`, "\x00\"\u00a0", `'; DROP TABLE items; --`, "ｆｕｌｌ　ｗｉｄｔｈ", "اختبار", "日本語のテキスト"} {
+	for _, s := range []string{`a "b c" d*`, `NEAR(a b)`, `col:x`, `"`, `*`, `^a`, `a AND OR NOT`, `(((`, "\x00\"\u00a0", `'; DROP TABLE items; --`, "ｆｕｌｌ　ｗｉｄｔｈ", "اختبار", "日本語のテキスト", "東京 near", `"東京"*`, "สวัสดี%_", "a* b"} {
 		f.Add(s)
 	}
 	s := openTest(f)
 	ctx := context.Background()
-	if _, err := s.UpsertItems(ctx, []*store.Item{{Source: "t", ExternalID: "1", Time: time.Unix(1, 0), Title: "a b c", Body: "near col x"}}, store.UpsertOptions{}); err != nil {
+	items := []*store.Item{
+		{Source: "t", ExternalID: "1", Time: time.Unix(1, 0), Title: "a b c", Body: "near col x"},
+		{Source: "t", ExternalID: "2", Time: time.Unix(2, 0), Title: "日本語", Body: "東京で会議のテキスト near"},
+		{Source: "t", ExternalID: "3", Time: time.Unix(3, 0), Title: "สวัสดีครับ", Body: "ภาษาไทย test"},
+		{Source: "t", ExternalID: "4", Time: time.Unix(4, 0), Title: "Full width", Body: "ｆｕｌｌ ｗｉｄｔｈ text and a nearby column"},
+	}
+	if _, err := s.UpsertItems(ctx, items, store.UpsertOptions{}); err != nil {
 		f.Fatal(err)
 	}
+	vec := NewVectors(s, embedder.NewBuiltin(0), VectorOptions{})
+	if err := vec.Sync(ctx); err != nil {
+		f.Fatal(err)
+	}
+	searcher := New(s, vec, nil)
 	f.Fuzz(func(t *testing.T, q string) {
 		expr := ftsExpression(parseQueryTerms(q))
-		if expr == "" {
-			return
+		if expr != "" {
+			rows, err := s.DB().QueryContext(ctx, `SELECT rowid FROM items_fts WHERE items_fts MATCH ?`, expr)
+			if err != nil {
+				t.Fatalf("%q -> %s: %v", q, expr, err)
+			}
+			for rows.Next() {
+			}
+			if err := rows.Err(); err != nil {
+				t.Fatalf("%q -> %s: %v", q, expr, err)
+			}
+			rows.Close()
 		}
-		rows, err := s.DB().QueryContext(ctx, `SELECT rowid FROM items_fts WHERE items_fts MATCH ?`, expr)
-		if err != nil {
-			t.Fatalf("%q -> %s: %v", q, expr, err)
-		}
-		for rows.Next() {
-		}
-		if err := rows.Err(); err != nil {
-			t.Fatalf("%q -> %s: %v", q, expr, err)
-		}
-		rows.Close()
-		if _, err := New(s, nil, nil).Search(ctx, Query{Text: q, Mode: "fts"}); err != nil {
-			t.Fatalf("Search(%q): %v", q, err)
+		for _, mode := range []string{ModeFTS, ModeHybrid, ModeVector} {
+			hits, err := searcher.Search(ctx, Query{Text: q, Mode: mode})
+			if err != nil {
+				t.Fatalf("Search(%q, %s): %v", q, mode, err)
+			}
+			if mode != ModeHybrid {
+				continue
+			}
+			terms := parseQueryTerms(q)
+			meaning := -1
+			for i, h := range hits {
+				if h.ByMeaning && meaning < 0 {
+					meaning = i
+				}
+				if !h.ByMeaning && meaning >= 0 && holdsEveryTerm(h.Item, terms) {
+					t.Fatalf("%q: hit %d holds every word, below hit %d found by meaning alone", q, i+1, meaning+1)
+				}
+			}
 		}
 	})
 }

@@ -2,10 +2,12 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/omnibrain/omnibrain/agent"
 	"github.com/omnibrain/omnibrain/internal/fakes/llm"
@@ -136,5 +138,27 @@ func TestChatSourcesInOwnersTimezone(t *testing.T) {
 	out, err := runInProcess(t, env, "chat", "budget meeting")
 	if err != nil || !strings.Contains(out, "[1] Budget meeting — notes, 2026-01-05 23:45 (id n1)") {
 		t.Errorf("chat: %v\n%s", err, out)
+	}
+}
+
+// In chat, a weekday in a request about the future is the one to come:
+// "who wants dinner on Tuesday?" asks about next Tuesday, not last (issue
+// 16). That Tuesday holds no mail, so the answer says so and names it.
+func TestChatReadsWeekdaysOfTheFutureForward(t *testing.T) {
+	home := chatHome(t, "")
+	today := time.Now()
+	ahead := (int(time.Tuesday) - int(today.Weekday()) + 7) % 7
+	if ahead == 0 {
+		ahead = 7
+	}
+	tuesday := today.AddDate(0, 0, ahead).Format("2006-01-02")
+	for _, msg := range []string{"who wants dinner on Tuesday?", "can we meet on Tuesday?"} {
+		out, errOut, code := runCLI(t, home, "chat", msg)
+		if code != 0 {
+			t.Fatalf("%q: exit %d\n%s", msg, code, errOut)
+		}
+		if want := fmt.Sprintf(`"on tuesday" (%s to %s)`, tuesday, tuesday); !strings.Contains(out, want) {
+			t.Errorf("%q: the answer does not name next Tuesday (%s):\n%s", msg, want, out)
+		}
 	}
 }
