@@ -135,8 +135,7 @@ func holdsTerm(words, stems []string, t queryTerm) bool {
 			if i+j >= len(words) {
 				return false
 			}
-			w := words[i+j]
-			if !(w == tw || stems[i+j] == tokenize.Stem(tw) || (t.Prefix && strings.HasPrefix(w, tw))) {
+			if !wordMatches(words[i+j], stems[i+j], tw, t.Prefix) {
 				ok = false
 				break
 			}

@@ -81,13 +81,20 @@ func matchTerm(word string, terms []queryTerm) int {
 			if (!t.Phrase && tokenize.StopWord(tw) && len(terms) > 1) || tw == "" {
 				continue
 			}
-			if word == tw || stem == tokenize.Stem(tw) || (t.Prefix && strings.HasPrefix(word, tw)) ||
-				(tokenize.HasUnspaced(tw) && strings.Contains(word, tw)) {
+			if wordMatches(word, stem, tw, t.Prefix) {
 				return i + 1
 			}
 		}
 	}
 	return 0
+}
+
+// wordMatches reports whether a word of a text (and its stem) matches the
+// query word tw as the indexes match it: by stem, by prefix for a prefix
+// term, as a substring in a script written without spaces.
+func wordMatches(word, stem, tw string, prefix bool) bool {
+	return word == tw || stem == tokenize.Stem(tw) || (prefix && strings.HasPrefix(word, tw)) ||
+		(tokenize.HasUnspaced(tw) && strings.Contains(word, tw))
 }
 
 func collapseSpace(s string) string {
