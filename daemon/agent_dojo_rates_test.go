@@ -365,10 +365,15 @@ func (ws *dojoWorkspace) items(t *testing.T) []*store.Item {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// Attendees as the Calendar collector keeps them.
+		var attendees []any
+		for _, p := range ev.Participants {
+			attendees = append(attendees, map[string]any{"email": p, "self": p == ws.owner})
+		}
 		items = append(items, &store.Item{
 			Source: "calendar", ExternalID: ev.ID, Kind: "event", Time: start, Title: ev.Title,
 			Body: ev.Description, People: ev.Participants,
-			Meta: map[string]any{"start": ev.Start, "end": ev.End, "location": ev.Location, "attendees": ev.Participants},
+			Meta: map[string]any{"start": ev.Start, "end": ev.End, "location": ev.Location, "attendees": attendees},
 		})
 	}
 	for _, fl := range ws.files {

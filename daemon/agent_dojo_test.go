@@ -11,12 +11,10 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/omnibrain/omnibrain/api"
 	"github.com/omnibrain/omnibrain/approval"
 	"github.com/omnibrain/omnibrain/config"
-	"github.com/omnibrain/omnibrain/google"
 	fakegoogle "github.com/omnibrain/omnibrain/internal/fakes/google"
 	"github.com/omnibrain/omnibrain/internal/fakes/llm"
 	faketg "github.com/omnibrain/omnibrain/internal/fakes/telegram"
@@ -189,32 +187,11 @@ func loadDojoWorkspace(t *testing.T, st *store.Store) int {
 // owner, with the model behind f and Google connected.
 func newDojoE2E(t *testing.T, f *llm.OpenAI) *approvalE2E {
 	t.Helper()
-	e := &approvalE2E{t: t, clock: &settable{t: time.Now().UTC()}}
-	e.google = fakegoogle.New(t, fakegoogle.Options{RequireAuth: true, Email: "emma.johnson@bluesparrowtech.com"})
-	e.tg = faketg.New(tgToken)
-	t.Cleanup(e.tg.Close)
-	e.tg.OpenChat(tgOwner.ID)
-	cfg := config.Default(t.TempDir())
-	cfg.Google.APIURL, cfg.Google.TokenURL, cfg.Google.AuthURL = e.google.URL, e.google.TokenURL(), e.google.AuthURL()
-	cfg.Google.ClientID, cfg.Google.ClientSecret = e.google.ClientID(), config.Secret(e.google.ClientSecret())
-	cfg.Telegram.Token, cfg.Telegram.APIURL, cfg.Telegram.OwnerID = tgToken, e.tg.URL(), tgOwner.ID
-	cfg.LLM.Provider, cfg.LLM.BaseURL, cfg.LLM.Model, cfg.LLM.APIKey = "openai", f.URL, "gpt-test", "key"
-	cfg.Owner = config.Owner{Name: "Emma Johnson", Emails: []string{"emma.johnson@bluesparrowtech.com"}}
-	cfg.Location = time.UTC
-	cfg.Notifications.QuietStart, cfg.Notifications.QuietEnd, cfg.Notifications.DailyBudget = "", "", 100000
-	cfg.Approval.SendDelay = 0
-	if err := cfg.Validate(); err != nil {
-		t.Fatal(err)
-	}
-	e.cfg = cfg
-	tok := e.google.IssueToken(240 * time.Hour)
-	data := `{"access_token":"` + tok.AccessToken + `","refresh_token":"` + tok.RefreshToken + `","expiry":"` + tok.Expiry.Format(time.RFC3339) + `"}`
-	if err := google.ImportToken(cfg.Path(google.TokenFileName), []byte(data), time.Now()); err != nil {
-		t.Fatal(err)
-	}
-	e.start()
-	t.Cleanup(e.stop)
-	return e
+	const owner = "emma.johnson@bluesparrowtech.com"
+	return newApprovalE2EGoogle(t, func(cfg *config.Config) {
+		cfg.LLM.Provider, cfg.LLM.BaseURL, cfg.LLM.Model, cfg.LLM.APIKey = "openai", f.URL, "gpt-test", "key"
+		cfg.Owner = config.Owner{Name: "Emma Johnson", Emails: []string{owner}}
+	}, nil, fakegoogle.Options{RequireAuth: true, Email: owner})
 }
 
 func readJSON(t *testing.T, path string, v any) {

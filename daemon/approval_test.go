@@ -76,8 +76,15 @@ func newApprovalE2EWith(t testing.TB, edit func(*config.Config)) *approvalE2E {
 // providers (a fake behind a hosted name).
 func newApprovalE2EHosted(t testing.TB, edit func(*config.Config), hosted http.RoundTripper) *approvalE2E {
 	t.Helper()
+	return newApprovalE2EGoogle(t, edit, hosted, fakegoogle.Options{RequireAuth: true})
+}
+
+// newApprovalE2EGoogle also chooses the fake Google's options (its
+// account, say).
+func newApprovalE2EGoogle(t testing.TB, edit func(*config.Config), hosted http.RoundTripper, gopts fakegoogle.Options) *approvalE2E {
+	t.Helper()
 	e := &approvalE2E{t: t, clock: &settable{t: time.Now().UTC()}, hosted: hosted}
-	e.google = fakegoogle.New(t, fakegoogle.Options{RequireAuth: true})
+	e.google = fakegoogle.New(t, gopts)
 	e.tg = faketg.New(tgToken)
 	t.Cleanup(e.tg.Close)
 	e.tg.OpenChat(tgOwner.ID)
