@@ -711,6 +711,9 @@ func TestFreeTextFallsBackToSearch(t *testing.T) {
 				if !strings.Contains(m.Text, "the <b>budget</b> is") || strings.Contains(m.Text, "«") {
 					t.Errorf("the query's match is not in bold:\n%s", m.Text)
 				}
+				if !strings.Contains(m.Text, "from Ann Lee &lt;ann@example.com&gt;") {
+					t.Errorf("the sender is not shown:\n%s", m.Text)
+				}
 				return true
 			}
 		}
@@ -745,7 +748,8 @@ func (s *searcher) Search(_ context.Context, q search.Query) ([]search.Hit, erro
 	s.mu.Lock()
 	s.q = q.Text
 	s.mu.Unlock()
-	return []search.Hit{{Item: &store.Item{Title: "Q3 budget <final>", Source: "gmail", Time: time.Now()}, Snippet: "the «budget» is"}}, nil
+	return []search.Hit{{Item: &store.Item{Title: "Q3 budget <final>", Source: "gmail", Time: time.Now(),
+		Sender: "ann@example.com", People: []string{"Ann Lee", "ann@example.com"}}, Snippet: "the «budget» is"}}, nil
 }
 
 func (s *searcher) query() string { s.mu.Lock(); defer s.mu.Unlock(); return s.q }

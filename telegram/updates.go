@@ -539,7 +539,11 @@ func (b *Bot) searchHTML(ctx context.Context, query string) string {
 	}
 	var sb strings.Builder
 	for i, h := range hits {
-		fmt.Fprintf(&sb, "%d. <b>%s</b> · %s · %s\n", i+1, esc(h.Item.Title), esc(h.Item.Source), h.Item.Time.In(b.o.Location).Format("2 Jan 2006"))
+		fmt.Fprintf(&sb, "%d. <b>%s</b> · %s · %s", i+1, esc(h.Item.Title), esc(h.Item.Source), h.Item.Time.In(b.o.Location).Format("2 Jan 2006"))
+		if from := search.Sender(h.Item); from != "" {
+			fmt.Fprintf(&sb, " · from %s", esc(from))
+		}
+		sb.WriteString("\n")
 		if h.Snippet != "" {
 			fmt.Fprintf(&sb, "%s\n", searchMark.ReplaceAllString(esc(h.Snippet), "<b>$1</b>"))
 		}
