@@ -836,7 +836,7 @@ func TestFirstTenMinutesAsTheREADMEShows(t *testing.T) {
 	// What each step must show, in the README and when run.
 	shows := map[string][]string{
 		"import":   {"triaged quietly (no notifications): 3 mails of the last 7 days — 1 need your answer", "to see them now: omnibrain briefing morning"},
-		"search":   {"Q3 budget numbers", "id: bob-1@example.com", "(by meaning: none of the words)"},
+		"search":   {"Q3 budget numbers", "from Bob Smith <bob@example.com>", "id: bob-1@example.com"},
 		"briefing": {"Imported mail of the last days: 3", "Lily Chen — Dinner on Friday?", "Bob Smith — Q3 budget numbers", "Needs an answer (2)"},
 		"explain":  {"Triage: notify — personal", "+10  to_you", "imported from an archive: decided quietly"},
 		"chat":     {"best match your question", "[1] Dinner on Friday? — mbox"},
