@@ -39,22 +39,6 @@ func (g *Gate) records(ctx context.Context) records {
 	return records{ctx: ctx, q: g.st.DB(), now: g.now().UTC()}
 }
 
-// ms converts a time to the schema's unix milliseconds; the zero time is 0.
-func ms(t time.Time) int64 {
-	if t.IsZero() {
-		return 0
-	}
-	return t.UnixMilli()
-}
-
-// fromMS converts unix milliseconds back; 0 is the zero time.
-func fromMS(v int64) time.Time {
-	if v == 0 {
-		return time.Time{}
-	}
-	return time.UnixMilli(v).UTC()
-}
-
 const proposalColumns = `id, kind, state, title, reason, origin, payload, payload_hash, item_id, thread, created, expires,
 	decided, decided_by, snooze_until, supersedes, superseded_by, idempotency_key, attempts, remote_id, error,
 	warnings, current_event, execute_after`
@@ -70,8 +54,8 @@ func scanProposal(row store.Scanner) (*Proposal, error) {
 		return nil, err
 	}
 	p.Payload = []byte(payload)
-	p.Created, p.Expires, p.Decided, p.SnoozeUntil = fromMS(created), fromMS(expires), fromMS(decided), fromMS(snooze)
-	p.ExecuteAfter = fromMS(after)
+	p.Created, p.Expires, p.Decided, p.SnoozeUntil = store.FromMillis(created), store.FromMillis(expires), store.FromMillis(decided), store.FromMillis(snooze)
+	p.ExecuteAfter = store.FromMillis(after)
 	// Warnings that do not read back are not dropped silently: the hash
 	// check before execution then refuses the proposal.
 	if err := json.Unmarshal([]byte(warnings), &p.Warnings); err != nil {
@@ -106,8 +90,8 @@ func (r records) insert(p *Proposal) error {
 	}
 	_, err = r.q.ExecContext(r.ctx, `INSERT INTO proposals (`+proposalColumns+`, updated) VALUES (`+store.Placeholders(25)+`)`,
 		p.ID, p.Kind, p.State, p.Title, p.Reason, p.Origin, string(p.Payload), p.PayloadHash, p.ItemID, p.Thread,
-		ms(p.Created), ms(p.Expires), ms(p.Decided), p.DecidedBy, ms(p.SnoozeUntil), p.Supersedes, p.SupersededBy,
-		p.IdempotencyKey, p.Attempts, p.RemoteID, p.Error, string(warnings), string(current), ms(p.ExecuteAfter), ms(r.now))
+		store.Millis(p.Created), store.Millis(p.Expires), store.Millis(p.Decided), p.DecidedBy, store.Millis(p.SnoozeUntil), p.Supersedes, p.SupersededBy,
+		p.IdempotencyKey, p.Attempts, p.RemoteID, p.Error, string(warnings), string(current), store.Millis(p.ExecuteAfter), store.Millis(r.now))
 	if err != nil {
 		return fmt.Errorf("insert proposal %s: %w", p.ID, err)
 	}
@@ -163,15 +147,15 @@ func (r records) list(f filter) ([]*Proposal, error) {
 	}
 	if !f.ExpiresBefore.IsZero() {
 		where = append(where, `expires <= ?`)
-		args = append(args, ms(f.ExpiresBefore))
+		args = append(args, store.Millis(f.ExpiresBefore))
 	}
 	if !f.DueBy.IsZero() {
 		where = append(where, `execute_after <= ?`)
-		args = append(args, ms(f.DueBy))
+		args = append(args, store.Millis(f.DueBy))
 	}
 	if !f.SnoozedBefore.IsZero() {
 		where = append(where, `snooze_until != 0 AND snooze_until <= ?`)
-		args = append(args, ms(f.SnoozedBefore))
+		args = append(args, store.Millis(f.SnoozedBefore))
 	}
 	q := `SELECT ` + proposalColumns + ` FROM proposals`
 	if len(where) > 0 {
@@ -226,10 +210,10 @@ func (r records) transition(c change) (bool, error) {
 		return false, errors.New("transition proposal: id, from, to and payload hash are required")
 	}
 	set := []string{`state = ?`, `updated = ?`}
-	args := []any{c.To, ms(r.now)}
+	args := []any{c.To, store.Millis(r.now)}
 	if !c.Decided.IsZero() {
 		set = append(set, `decided = ?`)
-		args = append(args, ms(c.Decided))
+		args = append(args, store.Millis(c.Decided))
 	}
 	if c.DecidedBy != "" {
 		set = append(set, `decided_by = ?`)
@@ -237,14 +221,14 @@ func (r records) transition(c change) (bool, error) {
 	}
 	if !c.ExecuteAfter.IsZero() {
 		set = append(set, `execute_after = ?`)
-		args = append(args, ms(c.ExecuteAfter))
+		args = append(args, store.Millis(c.ExecuteAfter))
 	}
 	if c.Undecide {
 		set = append(set, `decided = 0`, `decided_by = ''`, `execute_after = 0`)
 	}
 	if c.SnoozeUntil != nil {
 		set = append(set, `snooze_until = ?`)
-		args = append(args, ms(*c.SnoozeUntil))
+		args = append(args, store.Millis(*c.SnoozeUntil))
 	}
 	if c.SupersededBy != "" {
 		set = append(set, `superseded_by = ?`)
@@ -272,7 +256,7 @@ func (r records) transition(c change) (bool, error) {
 	}
 	if !c.UnexpiredAt.IsZero() {
 		q += ` AND expires > ?`
-		args = append(args, ms(c.UnexpiredAt))
+		args = append(args, store.Millis(c.UnexpiredAt))
 	}
 	res, err := r.q.ExecContext(r.ctx, q, args...)
 	if err != nil {
@@ -307,7 +291,7 @@ func (r records) audit(e AuditEntry) error {
 		e.Time = r.now
 	}
 	_, err := r.q.ExecContext(r.ctx, `INSERT INTO audit_log (time, actor, action, proposal_id, payload_hash, detail) VALUES (?, ?, ?, ?, ?, ?)`,
-		ms(e.Time), e.Actor, e.Action, e.ProposalID, e.PayloadHash, e.Detail)
+		store.Millis(e.Time), e.Actor, e.Action, e.ProposalID, e.PayloadHash, e.Detail)
 	if err != nil {
 		return fmt.Errorf("audit %s: %w", e.Action, err)
 	}
@@ -332,7 +316,7 @@ func (r records) auditLog(id string, limit int) ([]AuditEntry, error) {
 		var e AuditEntry
 		var t int64
 		err := row.Scan(&e.ID, &t, &e.Actor, &e.Action, &e.ProposalID, &e.PayloadHash, &e.Detail)
-		e.Time = fromMS(t)
+		e.Time = store.FromMillis(t)
 		return e, err
 	}, q, args...)
 	if err != nil {

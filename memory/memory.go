@@ -456,7 +456,7 @@ func (m *Memory) Drop(ctx context.Context, id int64) (*Fact, error) {
 func (m *Memory) expireLocked(ctx context.Context) error {
 	now := m.o.Now()
 	res, err := m.o.DB.ExecContext(ctx, `UPDATE memory_facts SET state = ?, updated = ?, note = 'expired' WHERE state = ? AND expires != 0 AND expires <= ?`,
-		string(Expired), ms(now), string(Active), ms(now))
+		string(Expired), store.Millis(now), string(Active), store.Millis(now))
 	if err != nil {
 		return fmt.Errorf("memory: expire: %w", err)
 	}

@@ -24,22 +24,8 @@ func scanFact(sc store.Scanner) (*Fact, error) {
 		return nil, err
 	}
 	f.Category, f.State, f.Pinned = Category(cat), State(state), pinned != 0
-	f.Created, f.Updated, f.Expires = fromMS(created), fromMS(updated), fromMS(expires)
+	f.Created, f.Updated, f.Expires = store.FromMillis(created), store.FromMillis(updated), store.FromMillis(expires)
 	return &f, nil
-}
-
-func ms(t time.Time) int64 {
-	if t.IsZero() {
-		return 0
-	}
-	return t.UnixMilli()
-}
-
-func fromMS(v int64) time.Time {
-	if v == 0 {
-		return time.Time{}
-	}
-	return time.UnixMilli(v).UTC()
 }
 
 func (r repo) facts(ctx context.Context, states ...State) ([]*Fact, error) {
@@ -80,7 +66,7 @@ func insertFact(ctx context.Context, x execer, f *Fact) error {
 		pinned = 1
 	}
 	q := `INSERT INTO memory_facts (text, category, state, source, source_ref, source_text, pinned, created, updated, expires, note) VALUES (?,?,?,?,?,?,?,?,?,?,?)`
-	args := []any{f.Text, string(f.Category), string(f.State), f.Source, f.SourceRef, f.SourceText, pinned, ms(f.Created), ms(f.Updated), ms(f.Expires), f.Note}
+	args := []any{f.Text, string(f.Category), string(f.State), f.Source, f.SourceRef, f.SourceText, pinned, store.Millis(f.Created), store.Millis(f.Updated), store.Millis(f.Expires), f.Note}
 	if f.ID != 0 { // restoring a line of MEMORY.md whose fact the database lost
 		q = `INSERT INTO memory_facts (id, text, category, state, source, source_ref, source_text, pinned, created, updated, expires, note) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)`
 		args = append([]any{f.ID}, args...)
@@ -106,7 +92,7 @@ func updateFact(ctx context.Context, x execer, f *Fact) error {
 		sup = f.SupersededBy
 	}
 	_, err := x.ExecContext(ctx, `UPDATE memory_facts SET text = ?, category = ?, state = ?, source = ?, source_ref = ?, source_text = ?, pinned = ?, updated = ?, expires = ?, superseded_by = ?, note = ? WHERE id = ?`,
-		f.Text, string(f.Category), string(f.State), f.Source, f.SourceRef, f.SourceText, pinned, ms(f.Updated), ms(f.Expires), sup, f.Note, f.ID)
+		f.Text, string(f.Category), string(f.State), f.Source, f.SourceRef, f.SourceText, pinned, store.Millis(f.Updated), store.Millis(f.Expires), sup, f.Note, f.ID)
 	if err != nil {
 		return fmt.Errorf("memory: update %s: %w", f.Ref(), err)
 	}
@@ -121,7 +107,7 @@ type message struct {
 }
 
 func (r repo) addMessage(ctx context.Context, session, text string, now time.Time) (pending int, err error) {
-	if _, err := r.db.ExecContext(ctx, `INSERT INTO memory_messages (session, text, created) VALUES (?,?,?)`, session, text, ms(now)); err != nil {
+	if _, err := r.db.ExecContext(ctx, `INSERT INTO memory_messages (session, text, created) VALUES (?,?,?)`, session, text, store.Millis(now)); err != nil {
 		return 0, fmt.Errorf("memory: record message: %w", err)
 	}
 	err = r.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM memory_messages`).Scan(&pending)

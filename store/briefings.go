@@ -33,7 +33,7 @@ func (s *Store) InsertBriefing(ctx context.Context, b *Briefing, shown ...int64)
 	err := s.Tx(ctx, func(tx *Tx) error {
 		res, err := tx.Exec(`INSERT INTO briefings (kind, day, period_start, period_end, data, text, narrative, late, manual, created)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (kind, day) DO NOTHING`,
-			b.Kind, b.Day, ms(b.PeriodStart), ms(b.PeriodEnd), string(b.Data), b.Text, b.Narrative, b.Late, b.Manual, ms(tx.now))
+			b.Kind, b.Day, Millis(b.PeriodStart), Millis(b.PeriodEnd), string(b.Data), b.Text, b.Narrative, b.Late, b.Manual, Millis(tx.now))
 		if err != nil {
 			return err
 		}
@@ -66,7 +66,7 @@ func (s *Store) InsertBriefing(ctx context.Context, b *Briefing, shown ...int64)
 func (s *Store) ReplaceBriefing(ctx context.Context, b *Briefing, shown ...int64) error {
 	err := s.Tx(ctx, func(tx *Tx) error {
 		res, err := tx.Exec(`UPDATE briefings SET period_start = ?, period_end = ?, data = ?, text = ?, narrative = ?, manual = ?, created = ?
-			WHERE kind = ? AND day = ?`, ms(b.PeriodStart), ms(b.PeriodEnd), string(b.Data), b.Text, b.Narrative, b.Manual, ms(tx.now), b.Kind, b.Day)
+			WHERE kind = ? AND day = ?`, Millis(b.PeriodStart), Millis(b.PeriodEnd), string(b.Data), b.Text, b.Narrative, b.Manual, Millis(tx.now), b.Kind, b.Day)
 		if err != nil {
 			return err
 		}
@@ -99,7 +99,7 @@ func scanBriefing(row Scanner) (*Briefing, error) {
 		return nil, err
 	}
 	b.Data = []byte(data)
-	b.PeriodStart, b.PeriodEnd, b.Created = fromMS(ps), fromMS(pe), fromMS(created)
+	b.PeriodStart, b.PeriodEnd, b.Created = FromMillis(ps), FromMillis(pe), FromMillis(created)
 	return &b, nil
 }
 
@@ -153,7 +153,7 @@ func (s *Store) InsertMeetingPrep(ctx context.Context, p *MeetingPrep) (bool, er
 		ctxJSON = []byte("{}")
 	}
 	res, err := s.db.ExecContext(ctx, `INSERT INTO meeting_preps (event_id, start, item_id, text, context, created) VALUES (?, ?, ?, ?, ?, ?)
-		ON CONFLICT (event_id, start) DO NOTHING`, p.EventID, ms(p.Start), p.ItemID, p.Text, string(ctxJSON), ms(s.now()))
+		ON CONFLICT (event_id, start) DO NOTHING`, p.EventID, Millis(p.Start), p.ItemID, p.Text, string(ctxJSON), Millis(s.now()))
 	if err != nil {
 		return false, fmt.Errorf("insert meeting prep %s: %w", p.EventID, err)
 	}
@@ -168,10 +168,10 @@ func (s *Store) MeetingPreps(ctx context.Context, from, to time.Time) ([]*Meetin
 		var start, created int64
 		var c string
 		err := r.Scan(&p.EventID, &start, &p.ItemID, &p.Text, &c, &created)
-		p.Start, p.Created, p.Context = fromMS(start), fromMS(created), []byte(c)
+		p.Start, p.Created, p.Context = FromMillis(start), FromMillis(created), []byte(c)
 		return &p, err
 	}, `SELECT event_id, start, item_id, text, context, created FROM meeting_preps
-		WHERE start >= ? AND start < ? ORDER BY start, event_id`, ms(from), untilMS(to))
+		WHERE start >= ? AND start < ? ORDER BY start, event_id`, Millis(from), untilMS(to))
 	if err != nil {
 		return nil, fmt.Errorf("meeting preps: %w", err)
 	}

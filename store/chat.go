@@ -48,7 +48,7 @@ func (s *Store) AppendChatMessages(ctx context.Context, session string, msgs ...
 		return errors.New("store: chat message without a session")
 	}
 	return s.Tx(ctx, func(tx *Tx) error {
-		now := ms(tx.now)
+		now := Millis(tx.now)
 		title := ""
 		if len(msgs) > 0 {
 			title = msgs[0].Content
@@ -80,7 +80,7 @@ func (s *Store) ChatHistory(ctx context.Context, session string, limit int) ([]C
 		var cit string
 		var created int64
 		err = r.Scan(&m.ID, &m.Session, &m.Role, &m.Content, &m.RunID, &cit, &created)
-		m.Citations, m.Created = json.RawMessage(cit), fromMS(created)
+		m.Citations, m.Created = json.RawMessage(cit), FromMillis(created)
 		return m, err
 	}, `SELECT id, session, role, content, run_id, citations, created FROM
 		(SELECT * FROM chat_messages WHERE session = ? ORDER BY id DESC LIMIT ?) ORDER BY id`, session, limit)
@@ -95,7 +95,7 @@ func (s *Store) ChatSessions(ctx context.Context, limit int) ([]ChatSession, err
 	out, err := Collect(ctx, s.db, func(r Scanner) (c ChatSession, err error) {
 		var created, updated int64
 		err = r.Scan(&c.ID, &c.Title, &created, &updated)
-		c.Created, c.Updated = fromMS(created), fromMS(updated)
+		c.Created, c.Updated = FromMillis(created), FromMillis(updated)
 		return c, err
 	}, `SELECT id, title, created, updated FROM chat_sessions ORDER BY updated DESC, id LIMIT ?`, limit)
 	if err != nil {

@@ -21,7 +21,7 @@ func (s *Store) ThreadOf(ctx context.Context, source, thread string, limit int) 
 // ItemsBetween returns items of the given kinds (any kind if none) with
 // from <= time < to, in time order.
 func (s *Store) ItemsBetween(ctx context.Context, kinds []string, from, to time.Time, limit int) ([]*Item, error) {
-	args := []any{ms(from), ms(to)}
+	args := []any{Millis(from), Millis(to)}
 	where := ""
 	if len(kinds) > 0 {
 		where = ` AND kind IN (` + Placeholders(len(kinds)) + `)`

@@ -111,7 +111,7 @@ func (t *Tx) countMail(itemID int64, it *Item, m Mail, from string, outbound boo
 	if thread == "" {
 		thread = "item:" + it.ExternalID
 	}
-	when := ms(it.Time)
+	when := Millis(it.Time)
 	bulk := isBulk(it.Meta, from)
 	toOwner := false
 	for _, r := range recipients {
@@ -176,7 +176,7 @@ func (t *Tx) touchContacts(as []Address, when int64, inbound bool) error {
 	if inbound {
 		in, out, lastIn, lastOut = 1, 0, when, 0
 	}
-	now := ms(t.now)
+	now := Millis(t.now)
 	args := make([]any, 0, 10*len(as))
 	rows := make([]string, 0, len(as))
 	for _, a := range as {
@@ -244,7 +244,7 @@ func (t *Tx) AddOwnerAddress(address, source string) error {
 	if !strings.Contains(a, "@") {
 		return fmt.Errorf("owner address %q is not an email address", address)
 	}
-	_, err := t.Exec(`INSERT INTO owner_addresses (address, source, created) VALUES (?, ?, ?) ON CONFLICT (address) DO NOTHING`, a, source, ms(t.now))
+	_, err := t.Exec(`INSERT INTO owner_addresses (address, source, created) VALUES (?, ?, ?) ON CONFLICT (address) DO NOTHING`, a, source, Millis(t.now))
 	if err != nil {
 		return fmt.Errorf("add owner address: %w", err)
 	}
@@ -318,7 +318,7 @@ func (t *Tx) SetVIP(address string, vip bool) error {
 			?3 OR EXISTS (SELECT 1 FROM vip_rules WHERE pattern = ?1 OR pattern = '@' || substr(?1, instr(?1, '@') + 1)), ?2)
 		ON CONFLICT (address) DO UPDATE SET vip_manual = excluded.vip_manual, updated = excluded.updated,
 			vip = (excluded.vip_manual OR EXISTS (SELECT 1 FROM vip_rules WHERE pattern = contacts.address OR pattern = '@' || substr(contacts.address, instr(contacts.address, '@') + 1)))`,
-		a, ms(t.now), vip)
+		a, Millis(t.now), vip)
 	if err != nil {
 		return fmt.Errorf("set vip %s: %w", a, err)
 	}
@@ -359,7 +359,7 @@ func scanContact(row Scanner) (*Contact, error) {
 	if err := json.Unmarshal([]byte(names), &c.Names); err != nil {
 		return nil, fmt.Errorf("contact %s: names: %w", c.Address, err)
 	}
-	c.FirstSeen, c.LastSeen, c.LastInbound, c.LastOutbound = fromMS(first), fromMS(last), fromMS(lastIn), fromMS(lastOut)
+	c.FirstSeen, c.LastSeen, c.LastInbound, c.LastOutbound = FromMillis(first), FromMillis(last), FromMillis(lastIn), FromMillis(lastOut)
 	return &c, nil
 }
 

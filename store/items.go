@@ -119,7 +119,7 @@ func (t *Tx) UpsertItem(it *Item, opts UpsertOptions) (UpsertResult, error) {
 		}
 	}
 	hash := it.contentHash(string(people), string(meta))
-	now := ms(t.now)
+	now := Millis(t.now)
 	msgID := NormalizeMessageID(it.MessageID)
 
 	st, err := t.storedCopy(it.Source, it.ExternalID, msgID)
@@ -132,7 +132,7 @@ func (t *Tx) UpsertItem(it *Item, opts UpsertOptions) (UpsertResult, error) {
 		r, err := t.Exec(`INSERT INTO items (id, source, external_id, kind, thread, time, title, body, quoted, sender, people, meta, message_id, content_hash, created, updated)
 			VALUES (1 + MAX(COALESCE((SELECT MAX(id) FROM items), 0), COALESCE((SELECT CAST(value AS INTEGER) FROM meta WHERE key = '`+metaMaxDeletedItem+`'), 0)),
 			?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			it.Source, it.ExternalID, it.Kind, it.Thread, ms(it.Time), it.Title, it.Body, it.Quoted, strings.ToLower(it.Sender), string(people), string(meta), msgID, hash, now, now)
+			it.Source, it.ExternalID, it.Kind, it.Thread, Millis(it.Time), it.Title, it.Body, it.Quoted, strings.ToLower(it.Sender), string(people), string(meta), msgID, hash, now, now)
 		var id int64
 		if err != nil {
 			return UpsertResult{}, fmt.Errorf("insert item %s/%s: %w", it.Source, it.ExternalID, err)
@@ -187,7 +187,7 @@ func (t *Tx) UpsertItem(it *Item, opts UpsertOptions) (UpsertResult, error) {
 		}
 		_, err := t.Exec(`UPDATE items SET kind = ?, thread = ?, time = ?, title = ?, body = ?, quoted = ?, sender = ?, people = ?, meta = ?,
 			message_id = ?, content_hash = ?, updated = ? WHERE id = ?`,
-			it.Kind, thread, ms(it.Time), it.Title, it.Body, it.Quoted, strings.ToLower(it.Sender), string(people), string(meta), msgID, hash, now, id)
+			it.Kind, thread, Millis(it.Time), it.Title, it.Body, it.Quoted, strings.ToLower(it.Sender), string(people), string(meta), msgID, hash, now, id)
 		if err != nil {
 			return UpsertResult{}, fmt.Errorf("update item %s/%s: %w", it.Source, it.ExternalID, err)
 		}
@@ -253,7 +253,7 @@ func scanItem(row Scanner) (*Item, error) {
 	if err := row.Scan(&it.ID, &it.Source, &it.ExternalID, &it.Kind, &it.Thread, &t, &it.Title, &it.Body, &it.Quoted, &it.Sender, &people, &meta, &it.MessageID, &created, &updated); err != nil {
 		return nil, err
 	}
-	it.Time, it.Created, it.Updated = fromMS(t), fromMS(created), fromMS(updated)
+	it.Time, it.Created, it.Updated = FromMillis(t), FromMillis(created), FromMillis(updated)
 	if err := json.Unmarshal([]byte(people), &it.People); err != nil {
 		return nil, fmt.Errorf("item %d: people: %w", it.ID, err)
 	}
@@ -350,7 +350,7 @@ func (s *Store) PendingEvents(ctx context.Context, consumer string, limit int) (
 func (t *Tx) AckEvents(consumer string, eventID int64) error {
 	_, err := t.Exec(`INSERT INTO consumers (name, last_event_id, updated) VALUES (?, ?, ?)
 		ON CONFLICT (name) DO UPDATE SET last_event_id = MAX(last_event_id, excluded.last_event_id), updated = excluded.updated`,
-		consumer, eventID, ms(t.now))
+		consumer, eventID, Millis(t.now))
 	if err != nil {
 		return fmt.Errorf("ack events for %s: %w", consumer, err)
 	}
@@ -404,7 +404,7 @@ func (t *Tx) DeleteItem(source, externalID string) (bool, error) {
 func (t *Tx) forget(id int64) error {
 	if _, err := t.Exec(`INSERT INTO meta (key, value, updated) VALUES (?, ?, ?)
 		ON CONFLICT (key) DO UPDATE SET value = MAX(CAST(meta.value AS INTEGER), CAST(excluded.value AS INTEGER)), updated = excluded.updated`,
-		metaMaxDeletedItem, strconv.FormatInt(id, 10), ms(t.now)); err != nil {
+		metaMaxDeletedItem, strconv.FormatInt(id, 10), Millis(t.now)); err != nil {
 		return err
 	}
 	_, err := t.Exec(`DELETE FROM items WHERE id = ?`, id)
@@ -432,7 +432,7 @@ func (s *Store) Cursor(ctx context.Context, collector string) (string, error) {
 func (t *Tx) SetCursor(collector, cursor string) error {
 	_, err := t.Exec(`INSERT INTO sync_cursors (collector, cursor, updated) VALUES (?, ?, ?)
 		ON CONFLICT (collector) DO UPDATE SET cursor = excluded.cursor, updated = excluded.updated`,
-		collector, cursor, ms(t.now))
+		collector, cursor, Millis(t.now))
 	if err != nil {
 		return fmt.Errorf("save cursor %s: %w", collector, err)
 	}
@@ -455,7 +455,7 @@ func (s *Store) Meta(ctx context.Context, key string) (string, error) {
 // SetMeta sets a value in the meta table.
 func (t *Tx) SetMeta(key, value string) error {
 	_, err := t.Exec(`INSERT INTO meta (key, value, updated) VALUES (?, ?, ?)
-		ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated = excluded.updated`, key, value, ms(t.now))
+		ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated = excluded.updated`, key, value, Millis(t.now))
 	if err != nil {
 		return fmt.Errorf("set meta %s: %w", key, err)
 	}

@@ -34,7 +34,7 @@ func (s *Store) RecordLLMCall(ctx context.Context, c LLMCall) error {
 	_, err := s.db.ExecContext(ctx, `INSERT INTO llm_calls
 		(time, day, task, provider, model, input_tokens, output_tokens, cost_usd, latency_ms, interactive, stream, attempt, status, error)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		ms(c.Time), c.Day, c.Task, c.Provider, c.Model, c.InputTokens, c.OutputTokens, c.CostUSD,
+		Millis(c.Time), c.Day, c.Task, c.Provider, c.Model, c.InputTokens, c.OutputTokens, c.CostUSD,
 		c.Latency.Milliseconds(), c.Interactive, c.Stream, max(c.Attempt, 1), c.Status, c.Error)
 	if err != nil {
 		return fmt.Errorf("store: record llm call: %w", err)

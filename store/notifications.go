@@ -45,7 +45,7 @@ func scanNotification(row Scanner) (*Notification, error) {
 	if err := row.Scan(&n.ID, &n.Key, &n.Level, &n.Text, &n.ProposalID, &n.ItemID, &n.State, &notBefore, &n.Attempts, &n.LastError, &created, &delivered); err != nil {
 		return nil, err
 	}
-	n.NotBefore, n.Created, n.Delivered = fromMS(notBefore), fromMS(created), fromMS(delivered)
+	n.NotBefore, n.Created, n.Delivered = FromMillis(notBefore), FromMillis(created), FromMillis(delivered)
 	return &n, nil
 }
 
@@ -60,7 +60,7 @@ func (s *Store) EnqueueNotification(ctx context.Context, n *Notification) (bool,
 	now := s.now()
 	res, err := s.db.ExecContext(ctx, `INSERT INTO notifications (key, level, text, proposal_id, item_id, state, not_before, created)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (key) DO NOTHING`,
-		key, n.Level, n.Text, n.ProposalID, n.ItemID, NotificationQueued, ms(n.NotBefore), ms(now))
+		key, n.Level, n.Text, n.ProposalID, n.ItemID, NotificationQueued, Millis(n.NotBefore), Millis(now))
 	if err != nil {
 		return false, fmt.Errorf("enqueue notification: %w", err)
 	}
@@ -79,7 +79,7 @@ func (s *Store) EnqueueNotification(ctx context.Context, n *Notification) (bool,
 // come, oldest first.
 func (s *Store) DueNotifications(ctx context.Context, now time.Time, limit int) ([]*Notification, error) {
 	return s.queryNotifications(ctx, `SELECT `+notificationColumns+` FROM notifications
-		WHERE state = ? AND not_before <= ? ORDER BY id LIMIT ?`, NotificationQueued, ms(now), limit)
+		WHERE state = ? AND not_before <= ? ORDER BY id LIMIT ?`, NotificationQueued, Millis(now), limit)
 }
 
 // Notifications lists notifications in a state (any state if empty), newest first.
@@ -102,7 +102,7 @@ func (s *Store) queryNotifications(ctx context.Context, q string, args ...any) (
 // that is not due yet at now; zero if there is none.
 func (s *Store) NextNotificationTime(ctx context.Context, now time.Time) (time.Time, error) {
 	var v sql.NullInt64
-	err := s.db.QueryRowContext(ctx, `SELECT MIN(not_before) FROM notifications WHERE state = ? AND not_before > ?`, NotificationQueued, ms(now)).Scan(&v)
+	err := s.db.QueryRowContext(ctx, `SELECT MIN(not_before) FROM notifications WHERE state = ? AND not_before > ?`, NotificationQueued, Millis(now)).Scan(&v)
 	if err != nil {
 		return time.Time{}, fmt.Errorf("next notification time: %w", err)
 	}
@@ -131,14 +131,14 @@ func (s *Store) UpdateNotification(ctx context.Context, id int64, u Notification
 	now := s.now()
 	var delivered int64
 	if u.State == NotificationDelivered {
-		delivered = ms(now)
+		delivered = Millis(now)
 	}
 	attempts := 0
 	if u.CountAttempt {
 		attempts = 1
 	}
 	res, err := s.db.ExecContext(ctx, `UPDATE notifications SET state = ?, not_before = ?, last_error = ?, attempts = attempts + ?, delivered = ?
-		WHERE id = ? AND state = ?`, u.State, ms(u.NotBefore), u.Error, attempts, delivered, id, u.From)
+		WHERE id = ? AND state = ?`, u.State, Millis(u.NotBefore), u.Error, attempts, delivered, id, u.From)
 	if err != nil {
 		return fmt.Errorf("update notification %d: %w", id, err)
 	}
@@ -202,7 +202,7 @@ func (s *Store) NotificationByKey(ctx context.Context, key string) (*Notificatio
 // the policy when they come up. It returns how many it moved.
 func (t *Tx) ReleaseNotifications(after, through time.Time) (int64, error) {
 	res, err := t.Exec(`UPDATE notifications SET not_before = ? WHERE state = ? AND not_before > ? AND not_before <= ?`,
-		ms(after), NotificationQueued, ms(after), ms(through))
+		Millis(after), NotificationQueued, Millis(after), Millis(through))
 	if err != nil {
 		return 0, fmt.Errorf("release notifications: %w", err)
 	}
@@ -214,7 +214,7 @@ func (t *Tx) ReleaseNotifications(after, through time.Time) (int64, error) {
 // marked; one delivered meanwhile is left as it is.
 func (s *Store) MarkNotificationsRead(ctx context.Context, ids []int64) (int64, error) {
 	q := `UPDATE notifications SET state = ?, delivered = ? WHERE state = ?`
-	args := []any{NotificationRead, ms(s.now()), NotificationQueued}
+	args := []any{NotificationRead, Millis(s.now()), NotificationQueued}
 	if len(ids) > 0 {
 		q += ` AND id IN (` + Placeholders(len(ids)) + `)`
 		args = append(args, Args(ids)...)

@@ -32,7 +32,7 @@ func (s *Store) UpsertObservation(ctx context.Context, o *Observation) (bool, er
 	}
 	var created bool
 	err = s.Tx(ctx, func(tx *Tx) error {
-		now := ms(tx.now)
+		now := Millis(tx.now)
 		var id int64
 		err := tx.QueryRow(`SELECT id FROM observations WHERE kind = ? AND key = ?`, o.Kind, o.Key).Scan(&id)
 		switch {
@@ -79,7 +79,7 @@ func scanObservation(row Scanner) (*Observation, error) {
 	if err := json.Unmarshal([]byte(ev), &o.Evidence); err != nil {
 		return nil, fmt.Errorf("observation %d: evidence: %w", o.ID, err)
 	}
-	o.FirstSeen, o.LastSeen = fromMS(first), fromMS(last)
+	o.FirstSeen, o.LastSeen = FromMillis(first), FromMillis(last)
 	return &o, nil
 }
 
@@ -90,7 +90,7 @@ func (s *Store) Observations(ctx context.Context, seenSince time.Time, limit int
 		limit = 50
 	}
 	out, err := Collect(ctx, s.db, scanObservation, `SELECT `+observationColumns+` FROM observations WHERE state = 'active' AND last_seen >= ?
-		ORDER BY confidence DESC, last_seen DESC, id LIMIT ?`, ms(seenSince), limit)
+		ORDER BY confidence DESC, last_seen DESC, id LIMIT ?`, Millis(seenSince), limit)
 	if err != nil {
 		return nil, fmt.Errorf("observations: %w", err)
 	}

@@ -29,7 +29,7 @@ func (s *Store) SetPreference(ctx context.Context, p Preference) error {
 		ON CONFLICT (key) DO UPDATE SET weight = excluded.weight, source = excluded.source, evidence = excluded.evidence,
 			detail = excluded.detail, updated = excluded.updated
 		WHERE preferences.source != 'owner' OR excluded.source = 'owner'`,
-		p.Key, p.Weight, p.Source, p.Evidence, p.Detail, ms(s.now()))
+		p.Key, p.Weight, p.Source, p.Evidence, p.Detail, Millis(s.now()))
 	if err != nil {
 		return fmt.Errorf("set preference %s: %w", p.Key, err)
 	}
@@ -66,6 +66,6 @@ const preferenceColumns = `key, weight, source, evidence, detail, updated`
 func scanPreference(r Scanner) (p Preference, err error) {
 	var updated int64
 	err = r.Scan(&p.Key, &p.Weight, &p.Source, &p.Evidence, &p.Detail, &updated)
-	p.Updated = fromMS(updated)
+	p.Updated = FromMillis(updated)
 	return p, err
 }

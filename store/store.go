@@ -355,16 +355,18 @@ func (t *Tx) Context() context.Context { return t.ctx }
 // Now is the clock reading the transaction started with.
 func (t *Tx) Now() time.Time { return t.now }
 
-// ms converts a time to the schema's unix milliseconds; the zero time is 0.
-func ms(t time.Time) int64 {
+// Millis converts a time to the schema's unix milliseconds; the zero time
+// is 0. Feature packages with their own tables use it too, so every table
+// stores times one way.
+func Millis(t time.Time) int64 {
 	if t.IsZero() {
 		return 0
 	}
 	return t.UnixMilli()
 }
 
-// fromMS converts unix milliseconds back; 0 is the zero time.
-func fromMS(v int64) time.Time {
+// FromMillis converts the schema's unix milliseconds back; 0 is the zero time.
+func FromMillis(v int64) time.Time {
 	if v == 0 {
 		return time.Time{}
 	}
@@ -376,5 +378,5 @@ func nullMS(v sql.NullInt64) time.Time {
 	if !v.Valid {
 		return time.Time{}
 	}
-	return fromMS(v.Int64)
+	return FromMillis(v.Int64)
 }

@@ -56,7 +56,7 @@ func (t *Tx) countThreadMail(thread, subject string, m mailRow, participants []s
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return fmt.Errorf("thread %s: %w", thread, err)
 	}
-	when := fromMS(m.time)
+	when := FromMillis(m.time)
 	if !exists || when.Before(cur.FirstTime) {
 		cur.Subject = CleanSubject(subject)
 		cur.FirstTime = when
@@ -81,8 +81,8 @@ func (t *Tx) countThreadMail(thread, subject string, m mailRow, participants []s
 			outbound = excluded.outbound, first_time = excluded.first_time, last_time = excluded.last_time,
 			last_inbound = excluded.last_inbound, last_outbound = excluded.last_outbound, last_item_id = excluded.last_item_id,
 			last_sender = excluded.last_sender, awaiting_reply = excluded.awaiting_reply, owes_reply = excluded.owes_reply, updated = excluded.updated`,
-		thread, cur.Subject, cur.Messages, cur.Inbound, cur.Outbound, ms(cur.FirstTime), ms(cur.LastTime), ms(cur.LastInbound), ms(cur.LastOutbound),
-		cur.LastItemID, cur.LastSender, awaiting, owes, ms(t.now))
+		thread, cur.Subject, cur.Messages, cur.Inbound, cur.Outbound, Millis(cur.FirstTime), Millis(cur.LastTime), Millis(cur.LastInbound), Millis(cur.LastOutbound),
+		cur.LastItemID, cur.LastSender, awaiting, owes, Millis(t.now))
 	if err != nil {
 		return fmt.Errorf("thread %s: %w", thread, err)
 	}
@@ -181,7 +181,7 @@ func (m *msTime) Scan(v any) error {
 	if !ok {
 		return fmt.Errorf("time column holds %T", v)
 	}
-	*m = msTime(fromMS(n))
+	*m = msTime(FromMillis(n))
 	return nil
 }
 
@@ -216,13 +216,13 @@ func (s *Store) Thread(ctx context.Context, thread string) (*Thread, error) {
 // was sent before the cutoff (now minus N days): the owner is waiting for
 // an answer. Oldest first.
 func (s *Store) ThreadsAwaitingReply(ctx context.Context, before time.Time, limit int) ([]*Thread, error) {
-	return s.threadsWhere(ctx, `awaiting_reply = 1 AND last_time < ?`, ms(before), limit)
+	return s.threadsWhere(ctx, `awaiting_reply = 1 AND last_time < ?`, Millis(before), limit)
 }
 
 // ThreadsOwingReply returns threads whose latest mail is a personal one to
 // the owner, received before the cutoff and not answered. Oldest first.
 func (s *Store) ThreadsOwingReply(ctx context.Context, before time.Time, limit int) ([]*Thread, error) {
-	return s.threadsWhere(ctx, `owes_reply = 1 AND last_time < ?`, ms(before), limit)
+	return s.threadsWhere(ctx, `owes_reply = 1 AND last_time < ?`, Millis(before), limit)
 }
 
 func (s *Store) threadsWhere(ctx context.Context, where string, arg any, limit int) ([]*Thread, error) {

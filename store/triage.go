@@ -43,7 +43,7 @@ func (t *Tx) SaveTriage(tr *Triage) error {
 	if err != nil {
 		return fmt.Errorf("save triage %d: %w", tr.ItemID, err)
 	}
-	now := ms(t.now)
+	now := Millis(t.now)
 	_, err = t.Exec(`INSERT INTO triage (item_id, decision, category, score, level, deadline, factors, reason, model, tokens, proposal_id, item_time, created, updated)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (item_id) DO UPDATE SET decision = excluded.decision, category = excluded.category, score = excluded.score,
@@ -51,8 +51,8 @@ func (t *Tx) SaveTriage(tr *Triage) error {
 			model = excluded.model, tokens = excluded.tokens,
 			proposal_id = CASE WHEN excluded.proposal_id != '' THEN excluded.proposal_id ELSE triage.proposal_id END,
 			item_time = excluded.item_time, updated = excluded.updated`,
-		tr.ItemID, tr.Decision, tr.Category, tr.Score, tr.Level, ms(tr.Deadline), string(factors), tr.Reason, tr.Model, tr.Tokens,
-		tr.ProposalID, ms(tr.ItemTime), now, now)
+		tr.ItemID, tr.Decision, tr.Category, tr.Score, tr.Level, Millis(tr.Deadline), string(factors), tr.Reason, tr.Model, tr.Tokens,
+		tr.ProposalID, Millis(tr.ItemTime), now, now)
 	if err != nil {
 		return fmt.Errorf("save triage %d: %w", tr.ItemID, err)
 	}
@@ -61,7 +61,7 @@ func (t *Tx) SaveTriage(tr *Triage) error {
 
 // SetTriageProposal records the reply proposal made for an item.
 func (s *Store) SetTriageProposal(ctx context.Context, itemID int64, proposalID string) error {
-	_, err := s.db.ExecContext(ctx, `UPDATE triage SET proposal_id = ?, updated = ? WHERE item_id = ?`, proposalID, ms(s.now()), itemID)
+	_, err := s.db.ExecContext(ctx, `UPDATE triage SET proposal_id = ?, updated = ? WHERE item_id = ?`, proposalID, Millis(s.now()), itemID)
 	if err != nil {
 		return fmt.Errorf("set triage proposal %d: %w", itemID, err)
 	}
@@ -81,7 +81,7 @@ func scanTriage(row Scanner) (*Triage, error) {
 	if err := json.Unmarshal([]byte(factors), &tr.Factors); err != nil {
 		return nil, fmt.Errorf("triage %d: factors: %w", tr.ItemID, err)
 	}
-	tr.Deadline, tr.ItemTime, tr.Created, tr.Updated = fromMS(deadline), fromMS(itemTime), fromMS(created), fromMS(updated)
+	tr.Deadline, tr.ItemTime, tr.Created, tr.Updated = FromMillis(deadline), FromMillis(itemTime), FromMillis(created), FromMillis(updated)
 	return &tr, nil
 }
 
@@ -131,10 +131,10 @@ func (s *Store) TriagedItems(ctx context.Context, f TriageFilter) ([]TriagedItem
 	}
 	q := `SELECT ` + qualified("t.", triageColumns) + `, ` + qualified("i.", itemColumns) + ` FROM triage t JOIN items i ON i.id = t.item_id
 		WHERE t.item_time >= ? AND t.item_time < ? AND t.score >= ?`
-	args := []any{ms(f.Since), untilMS(f.Until), f.MinScore}
+	args := []any{Millis(f.Since), untilMS(f.Until), f.MinScore}
 	if !f.DecidedSince.IsZero() {
 		q += ` AND t.created >= ?`
-		args = append(args, ms(f.DecidedSince))
+		args = append(args, Millis(f.DecidedSince))
 	}
 	if len(f.Decisions) > 0 {
 		q += ` AND t.decision IN (` + Placeholders(len(f.Decisions)) + `)`
@@ -174,8 +174,8 @@ func scanTriageItem(rows Scanner) (*Triage, *Item, error) {
 			return nil, nil, fmt.Errorf("item %d: meta: %w", it.ID, err)
 		}
 	}
-	tr.Deadline, tr.ItemTime, tr.Created, tr.Updated = fromMS(deadline), fromMS(itemTime), fromMS(created), fromMS(updated)
-	it.Time, it.Created, it.Updated = fromMS(t), fromMS(icreated), fromMS(iupdated)
+	tr.Deadline, tr.ItemTime, tr.Created, tr.Updated = FromMillis(deadline), FromMillis(itemTime), FromMillis(created), FromMillis(updated)
+	it.Time, it.Created, it.Updated = FromMillis(t), FromMillis(icreated), FromMillis(iupdated)
 	return &tr, &it, nil
 }
 
@@ -199,7 +199,7 @@ func (s *Store) TriageCounts(ctx context.Context, since, until time.Time) (map[s
 		}
 		return nil
 	}, `SELECT decision, category, level, model != '', COUNT(*) FROM triage
-		WHERE item_time >= ? AND item_time < ? GROUP BY 1, 2, 3, 4`, ms(since), untilMS(until))
+		WHERE item_time >= ? AND item_time < ? GROUP BY 1, 2, 3, 4`, Millis(since), untilMS(until))
 	if err != nil {
 		return nil, fmt.Errorf("triage counts: %w", err)
 	}
@@ -224,7 +224,7 @@ func untilMS(t time.Time) int64 {
 	if t.IsZero() {
 		return 1<<63 - 1
 	}
-	return ms(t)
+	return Millis(t)
 }
 
 // qualified qualifies each column of a comma-separated list with prefix.

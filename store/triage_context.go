@@ -21,7 +21,7 @@ func (s *Store) ItemsWithPerson(ctx context.Context, kind string, addrs []string
 	if limit <= 0 {
 		limit = 10
 	}
-	args := []any{kind, ms(since), untilMS(until)}
+	args := []any{kind, Millis(since), untilMS(until)}
 	for _, a := range addrs {
 		args = append(args, normAddr(a))
 	}
@@ -87,7 +87,7 @@ type SenderCount struct {
 func (s *Store) MailStatsBetween(ctx context.Context, since, until time.Time) (*MailStats, error) {
 	var st MailStats
 	err := s.db.QueryRowContext(ctx, `SELECT COALESCE(SUM(NOT outbound), 0), COALESCE(SUM(outbound), 0), COALESCE(SUM(personal), 0), COALESCE(SUM(bulk AND NOT outbound), 0)
-		FROM mail_messages WHERE time >= ? AND time < ?`, ms(since), untilMS(until)).Scan(&st.Inbound, &st.Outbound, &st.Personal, &st.Bulk)
+		FROM mail_messages WHERE time >= ? AND time < ?`, Millis(since), untilMS(until)).Scan(&st.Inbound, &st.Outbound, &st.Personal, &st.Bulk)
 	if err != nil {
 		return nil, fmt.Errorf("mail stats: %w", err)
 	}
@@ -105,7 +105,7 @@ func (s *Store) MailStatsBetween(ctx context.Context, since, until time.Time) (*
 		}
 		return nil
 	}, `SELECT r.direction, r.ms FROM reply_times r JOIN mail_messages m ON m.item_id = r.item_id
-		WHERE m.time >= ? AND m.time < ?`, ms(since), untilMS(until))
+		WHERE m.time >= ? AND m.time < ?`, Millis(since), untilMS(until))
 	if err != nil {
 		return nil, fmt.Errorf("mail stats: %w", err)
 	}
@@ -114,7 +114,7 @@ func (s *Store) MailStatsBetween(ctx context.Context, since, until time.Time) (*
 	st.TopSenders, err = Collect(ctx, s.db, func(r Scanner) (sc SenderCount, err error) {
 		return sc, r.Scan(&sc.Sender, &sc.Mails)
 	}, `SELECT sender, COUNT(*) FROM mail_messages WHERE NOT outbound AND time >= ? AND time < ? AND sender != ''
-		GROUP BY sender ORDER BY COUNT(*) DESC, sender LIMIT 5`, ms(since), untilMS(until))
+		GROUP BY sender ORDER BY COUNT(*) DESC, sender LIMIT 5`, Millis(since), untilMS(until))
 	if err != nil {
 		return nil, fmt.Errorf("mail stats: %w", err)
 	}
@@ -142,13 +142,13 @@ func (s *Store) MailActivitySince(ctx context.Context, since time.Time, limit in
 		if err := r.Scan(&a.ItemID, &a.Sender, &a.Subject, &t, &a.Outbound, &a.Bulk, &labels, &a.Thread); err != nil {
 			return a, err
 		}
-		a.Time = fromMS(t)
+		a.Time = FromMillis(t)
 		if err := json.Unmarshal([]byte(labels), &a.Labels); err != nil {
 			a.Labels = nil // a label list that is not a list says nothing
 		}
 		return a, nil
 	}, `SELECT m.item_id, m.sender, i.title, m.time, m.outbound, m.bulk, COALESCE(json_extract(i.meta, '$.labels'), '[]'), m.thread
-		FROM mail_messages m JOIN items i ON i.id = m.item_id WHERE m.time >= ? ORDER BY m.time, m.item_id LIMIT ?`, ms(since), limit)
+		FROM mail_messages m JOIN items i ON i.id = m.item_id WHERE m.time >= ? ORDER BY m.time, m.item_id LIMIT ?`, Millis(since), limit)
 	if err != nil {
 		return nil, fmt.Errorf("mail activity: %w", err)
 	}

@@ -39,18 +39,18 @@ func (s *Store) SyncFollowups(ctx context.Context, kind string, found []*Followu
 	var opened []*Followup
 	err := s.Tx(ctx, func(tx *Tx) error {
 		opened = nil
-		now := ms(tx.now)
+		now := Millis(tx.now)
 		keep := map[string]bool{}
 		for _, f := range found {
 			var detected int64
 			var prop string
-			err := tx.QueryRow(`SELECT detected, proposal_id FROM followups WHERE kind = ? AND key = ? AND since = ?`, kind, f.Key, ms(f.Since)).Scan(&detected, &prop)
+			err := tx.QueryRow(`SELECT detected, proposal_id FROM followups WHERE kind = ? AND key = ? AND since = ?`, kind, f.Key, Millis(f.Since)).Scan(&detected, &prop)
 			switch {
 			case errors.Is(err, sql.ErrNoRows):
 				detected = now
 				if _, err := tx.Exec(`INSERT INTO followups (kind, key, thread, contact, subject, item_id, since, state, detail, detected, updated)
 					VALUES (?, ?, ?, ?, ?, ?, ?, 'open', ?, ?, ?)`,
-					kind, f.Key, f.Thread, f.Contact, f.Subject, f.ItemID, ms(f.Since), f.Detail, now, now); err != nil {
+					kind, f.Key, f.Thread, f.Contact, f.Subject, f.ItemID, Millis(f.Since), f.Detail, now, now); err != nil {
 					return err
 				}
 				opened = append(opened, f)
@@ -58,12 +58,12 @@ func (s *Store) SyncFollowups(ctx context.Context, kind string, found []*Followu
 				return err
 			default:
 				if _, err := tx.Exec(`UPDATE followups SET subject = ?, item_id = ?, detail = ?, state = 'open', updated = ?
-					WHERE kind = ? AND key = ? AND since = ?`, f.Subject, f.ItemID, f.Detail, now, kind, f.Key, ms(f.Since)); err != nil {
+					WHERE kind = ? AND key = ? AND since = ?`, f.Subject, f.ItemID, f.Detail, now, kind, f.Key, Millis(f.Since)); err != nil {
 					return err
 				}
 			}
-			f.Kind, f.State, f.Detected, f.ProposalID = kind, "open", fromMS(detected), prop
-			keep[fmt.Sprintf("%s\x00%d", f.Key, ms(f.Since))] = true
+			f.Kind, f.State, f.Detected, f.ProposalID = kind, "open", FromMillis(detected), prop
+			keep[fmt.Sprintf("%s\x00%d", f.Key, Millis(f.Since))] = true
 		}
 		var stale [][2]any
 		err := Each(tx.ctx, tx.tx, func(r Scanner) error {
@@ -96,7 +96,7 @@ func (s *Store) SyncFollowups(ctx context.Context, kind string, found []*Followu
 // SetFollowupProposal records the nudge proposed for a follow-up.
 func (s *Store) SetFollowupProposal(ctx context.Context, f *Followup, proposalID string) error {
 	_, err := s.db.ExecContext(ctx, `UPDATE followups SET proposal_id = ?, updated = ? WHERE kind = ? AND key = ? AND since = ?`,
-		proposalID, ms(s.now()), f.Kind, f.Key, ms(f.Since))
+		proposalID, Millis(s.now()), f.Kind, f.Key, Millis(f.Since))
 	if err != nil {
 		return fmt.Errorf("set follow-up proposal: %w", err)
 	}
@@ -112,7 +112,7 @@ func (s *Store) OpenFollowups(ctx context.Context, limit int) ([]*Followup, erro
 		var f Followup
 		var since, detected int64
 		err := r.Scan(&f.Kind, &f.Key, &f.Thread, &f.Contact, &f.Subject, &f.ItemID, &since, &f.State, &f.Detail, &f.ProposalID, &detected)
-		f.Since, f.Detected = fromMS(since), fromMS(detected)
+		f.Since, f.Detected = FromMillis(since), FromMillis(detected)
 		return &f, err
 	}, `SELECT kind, key, thread, contact, subject, item_id, since, state, detail, proposal_id, detected
 		FROM followups WHERE state = 'open' ORDER BY since, kind, key LIMIT ?`, limit)
@@ -145,12 +145,12 @@ func (s *Store) QuietContacts(ctx context.Context, quietSince, activeSince time.
 		var q QuietContact
 		var lastIn, last int64
 		err := r.Scan(&q.Address, &q.Name, &q.Inbound, &q.Outbound, &lastIn, &last, &q.VIP)
-		q.LastInbound, q.LastSeen = fromMS(lastIn), fromMS(last)
+		q.LastInbound, q.LastSeen = FromMillis(lastIn), FromMillis(last)
 		return &q, err
 	}, `SELECT c.address, c.name, c.inbound, c.outbound, c.last_inbound, c.last_seen, c.vip FROM contacts c
 		WHERE c.last_seen < ? AND c.last_seen >= ? AND ((c.inbound >= ? AND c.outbound > 0) OR (c.vip AND c.inbound + c.outbound > 0))
 		AND NOT EXISTS (SELECT 1 FROM mail_messages m WHERE m.sender = c.address AND m.bulk)
-		ORDER BY c.vip DESC, c.inbound + c.outbound DESC, c.address LIMIT ?`, ms(quietSince), ms(activeSince), minInbound, limit)
+		ORDER BY c.vip DESC, c.inbound + c.outbound DESC, c.address LIMIT ?`, Millis(quietSince), Millis(activeSince), minInbound, limit)
 	if err != nil {
 		return nil, fmt.Errorf("quiet contacts: %w", err)
 	}

@@ -19,7 +19,7 @@ func (s *Store) PushedSince(ctx context.Context, since time.Time, levels []strin
 		return 0, nil
 	}
 	q := `SELECT COUNT(*) FROM notifications WHERE state = ? AND delivered >= ? AND level IN (` + Placeholders(len(levels)) + `)`
-	args := []any{NotificationDelivered, ms(since)}
+	args := []any{NotificationDelivered, Millis(since)}
 	for _, l := range levels {
 		args = append(args, l)
 	}

@@ -31,21 +31,6 @@ const (
 	metaAwaiting   = "telegram.awaiting"
 )
 
-// ms converts a time to the schema's unix milliseconds; the zero time is 0.
-func ms(t time.Time) int64 {
-	if t.IsZero() {
-		return 0
-	}
-	return t.UnixMilli()
-}
-
-func fromMS(v int64) time.Time {
-	if v == 0 {
-		return time.Time{}
-	}
-	return time.UnixMilli(v).UTC()
-}
-
 // shownMessage links a sent Telegram message to the proposal it shows and
 // the payload hash it showed.
 type shownMessage struct {
@@ -59,7 +44,7 @@ type shownMessage struct {
 func (s state) addMessage(ctx context.Context, m shownMessage) error {
 	_, err := s.db.ExecContext(ctx, `INSERT INTO telegram_messages (proposal_id, chat_id, message_id, payload_hash, created) VALUES (?, ?, ?, ?, ?)
 		ON CONFLICT (chat_id, message_id) DO UPDATE SET proposal_id = excluded.proposal_id, payload_hash = excluded.payload_hash`,
-		m.ProposalID, m.ChatID, m.MessageID, m.PayloadHash, ms(s.now()))
+		m.ProposalID, m.ChatID, m.MessageID, m.PayloadHash, store.Millis(s.now()))
 	if err != nil {
 		return fmt.Errorf("record telegram message: %w", err)
 	}
@@ -85,10 +70,10 @@ func (s state) messages(ctx context.Context, proposalID string) ([]shownMessage,
 func (s state) addPairingCode(ctx context.Context, codeHash string, expires time.Time) error {
 	now := s.now()
 	return store.InTx(ctx, s.db, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, `DELETE FROM telegram_pairing WHERE expires <= ?`, ms(now)); err != nil {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM telegram_pairing WHERE expires <= ?`, store.Millis(now)); err != nil {
 			return fmt.Errorf("prune pairing codes: %w", err)
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO telegram_pairing (code_hash, expires, created) VALUES (?, ?, ?)`, codeHash, ms(expires), ms(now)); err != nil {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO telegram_pairing (code_hash, expires, created) VALUES (?, ?, ?)`, codeHash, store.Millis(expires), store.Millis(now)); err != nil {
 			return fmt.Errorf("store pairing code: %w", err)
 		}
 		return nil
@@ -102,7 +87,7 @@ func (s state) usePairingCode(ctx context.Context, codeHash string, ownerID int6
 	ok := false
 	err := store.InTx(ctx, s.db, func(tx *sql.Tx) error {
 		now := s.now()
-		res, err := tx.ExecContext(ctx, `DELETE FROM telegram_pairing WHERE code_hash = ? AND expires > ?`, codeHash, ms(now))
+		res, err := tx.ExecContext(ctx, `DELETE FROM telegram_pairing WHERE code_hash = ? AND expires > ?`, codeHash, store.Millis(now))
 		if err != nil {
 			return fmt.Errorf("use pairing code: %w", err)
 		}
@@ -170,7 +155,7 @@ func (s state) meta(ctx context.Context, key string) (string, time.Time, error) 
 	if err != nil {
 		return "", time.Time{}, fmt.Errorf("read %s: %w", key, err)
 	}
-	return v, fromMS(at), nil
+	return v, store.FromMillis(at), nil
 }
 
 type execer interface {
@@ -179,7 +164,7 @@ type execer interface {
 
 func setMeta(ctx context.Context, db execer, key, value string, now time.Time) error {
 	_, err := db.ExecContext(ctx, `INSERT INTO meta (key, value, updated) VALUES (?, ?, ?)
-		ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated = excluded.updated`, key, value, ms(now))
+		ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated = excluded.updated`, key, value, store.Millis(now))
 	if err != nil {
 		return fmt.Errorf("save %s: %w", key, err)
 	}
