@@ -64,36 +64,37 @@ func CheckPrivate(path string, mode os.FileMode) error {
 }
 
 // WriteSecretFile writes data to path with mode 0600, replacing the file
-// atomically so a crash never leaves half a token behind.
+// atomically so a crash never leaves half a token behind. Every private
+// file omnibrain rewrites (tokens, plugin pins, MEMORY.md) goes through it.
 func WriteSecretFile(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".secret-*")
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
 	if err != nil {
-		return fmt.Errorf("write secret: %w", err)
+		return fmt.Errorf("write %s: %w", filepath.Base(path), err)
 	}
 	defer os.Remove(tmp.Name())
 	if err := tmp.Chmod(0o600); err != nil {
 		tmp.Close()
-		return fmt.Errorf("write secret: %w", err)
+		return fmt.Errorf("write %s: %w", filepath.Base(path), err)
 	}
 	if _, err := tmp.Write(data); err != nil {
 		tmp.Close()
-		return fmt.Errorf("write secret: %w", err)
+		return fmt.Errorf("write %s: %w", filepath.Base(path), err)
 	}
 	if err := tmp.Sync(); err != nil {
 		tmp.Close()
-		return fmt.Errorf("write secret: %w", err)
+		return fmt.Errorf("write %s: %w", filepath.Base(path), err)
 	}
 	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("write secret: %w", err)
+		return fmt.Errorf("write %s: %w", filepath.Base(path), err)
 	}
 	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("write secret: %w", err)
+		return fmt.Errorf("write %s: %w", filepath.Base(path), err)
 	}
 	// The rename is durable only once the directory is: a refreshed OAuth
 	// token lost to a power cut would leave the old, revoked one behind.
 	dir, err := os.Open(filepath.Dir(path))
 	if err != nil {
-		return fmt.Errorf("write secret: %w", err)
+		return fmt.Errorf("write %s: %w", filepath.Base(path), err)
 	}
 	defer dir.Close()
 	if err := dir.Sync(); err != nil {

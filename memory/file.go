@@ -216,33 +216,6 @@ you are not sure, and never pretend to have done something.
 - Ask before assuming anything about people I mention.
 `
 
-// writeFileAtomic replaces path with data through a temporary file and a
-// rename, so a crash leaves the old file or the new one, never half.
-func writeFileAtomic(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Chmod(0o600); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
-}
-
 // maxBackups is how many copies of each file memory-backups/ keeps.
 const maxBackups = 20
 

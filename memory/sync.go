@@ -12,6 +12,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/omnibrain/omnibrain/config"
 	"github.com/omnibrain/omnibrain/store"
 )
 
@@ -39,7 +40,7 @@ func (m *Memory) writeFileLocked(ctx context.Context) error {
 	if _, err := backup(path, m.path(BackupDir), m.o.Now()); err != nil {
 		return fmt.Errorf("memory: back up %s: %w", MemoryFile, err)
 	}
-	if err := writeFileAtomic(path, data); err != nil {
+	if err := config.WriteSecretFile(path, data); err != nil {
 		return fmt.Errorf("memory: write %s: %w", MemoryFile, err)
 	}
 	m.written = sha256.Sum256(data)
@@ -224,7 +225,7 @@ func (m *Memory) loadSoulLocked() {
 	path := m.path(SoulFile)
 	h, data, err := fileHash(path)
 	if errors.Is(err, os.ErrNotExist) {
-		if err := writeFileAtomic(path, []byte(defaultSoul)); err != nil {
+		if err := config.WriteSecretFile(path, []byte(defaultSoul)); err != nil {
 			m.log.Warn("memory: could not create SOUL.md", "err", err)
 		}
 		data, h = []byte(defaultSoul), sha256.Sum256([]byte(defaultSoul))
