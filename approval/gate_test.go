@@ -12,34 +12,22 @@ import (
 	"time"
 
 	"github.com/omnibrain/omnibrain/approval"
+	"github.com/omnibrain/omnibrain/internal/testutil"
 	"github.com/omnibrain/omnibrain/notify"
 	"github.com/omnibrain/omnibrain/store"
 )
-
-// clock is a settable test clock.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *clock) Add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
 
 type env struct {
 	st    *store.Store
 	gate  *approval.Gate
 	queue *notify.Queue
-	clock *clock
+	clock *testutil.Clock
 	execs *fakeExecutors
 }
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
-	c := &clock{t: time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)}
+	c := testutil.NewClock(time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC))
 	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "omnibrain.db"), store.Options{Now: c.Now})
 	if err != nil {
 		t.Fatal(err)

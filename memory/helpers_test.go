@@ -9,31 +9,15 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/goleak"
+
 	"github.com/omnibrain/omnibrain/health"
+	"github.com/omnibrain/omnibrain/internal/testutil"
 	"github.com/omnibrain/omnibrain/notify"
 	"github.com/omnibrain/omnibrain/store"
-	"go.uber.org/goleak"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
-
-// clock is a settable test clock.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
 
 // notes records what memory tells the owner.
 type notes struct {
@@ -58,7 +42,7 @@ type env struct {
 	t      testing.TB
 	st     *store.Store
 	home   string
-	clock  *clock
+	clock  *testutil.Clock
 	notes  *notes
 	health *health.Registry
 	m      *Memory
@@ -72,7 +56,7 @@ type envOpts struct {
 
 func newEnv(t testing.TB, o envOpts) *env {
 	t.Helper()
-	e := &env{t: t, home: o.home, st: o.st, clock: &clock{t: time.Date(2026, 11, 20, 9, 0, 0, 0, time.UTC)}, notes: &notes{}}
+	e := &env{t: t, home: o.home, st: o.st, clock: testutil.NewClock(time.Date(2026, 11, 20, 9, 0, 0, 0, time.UTC)), notes: &notes{}}
 	if e.home == "" {
 		e.home = t.TempDir()
 	}

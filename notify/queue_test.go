@@ -10,27 +10,17 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/goleak"
+
 	"github.com/omnibrain/omnibrain/health"
+	"github.com/omnibrain/omnibrain/internal/testutil"
 	"github.com/omnibrain/omnibrain/notify"
 	"github.com/omnibrain/omnibrain/store"
-	"go.uber.org/goleak"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *clock) Add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
-
-func open(t testing.TB, c *clock) *store.Store {
+func open(t testing.TB, c *testutil.Clock) *store.Store {
 	t.Helper()
 	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "omnibrain.db"), store.Options{Now: c.Now})
 	if err != nil {
@@ -72,7 +62,7 @@ func (s *sender) texts() []string {
 }
 
 func TestNotifyValidatesAndDeduplicates(t *testing.T) {
-	c := &clock{t: time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)}
+	c := testutil.NewClock(time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC))
 	st := open(t, c)
 	q := notify.NewQueue(st, nil)
 	ctx := context.Background()
@@ -100,7 +90,7 @@ func TestNotifyValidatesAndDeduplicates(t *testing.T) {
 }
 
 func TestDispatcherDeliversInOrderOnceAndHoldsSilent(t *testing.T) {
-	c := &clock{t: time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)}
+	c := testutil.NewClock(time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC))
 	st := open(t, c)
 	q := notify.NewQueue(st, nil)
 	ctx := context.Background()
@@ -128,7 +118,7 @@ func TestDispatcherDeliversInOrderOnceAndHoldsSilent(t *testing.T) {
 }
 
 func TestDispatcherKeepsEverythingWhileUnreachable(t *testing.T) {
-	c := &clock{t: time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)}
+	c := testutil.NewClock(time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC))
 	st := open(t, c)
 	q := notify.NewQueue(st, nil)
 	ctx := context.Background()
@@ -163,7 +153,7 @@ func TestDispatcherKeepsEverythingWhileUnreachable(t *testing.T) {
 }
 
 func TestDispatcherRateLimitAndPermanentErrors(t *testing.T) {
-	c := &clock{t: time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)}
+	c := testutil.NewClock(time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC))
 	st := open(t, c)
 	q := notify.NewQueue(st, nil)
 	ctx := context.Background()
@@ -197,7 +187,7 @@ func TestDispatcherRateLimitAndPermanentErrors(t *testing.T) {
 }
 
 func TestQuietDefersAllButCritical(t *testing.T) {
-	c := &clock{t: time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)}
+	c := testutil.NewClock(time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC))
 	st := open(t, c)
 	q := notify.NewQueue(st, nil)
 	ctx := context.Background()
@@ -223,7 +213,7 @@ func TestQuietDefersAllButCritical(t *testing.T) {
 // /quiet off (or a shorter /quiet) releases what the quiet time held,
 // and only that: a notification the policy deferred further keeps its time.
 func TestEndingQuietReleasesWhatItHeld(t *testing.T) {
-	c := &clock{t: time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)}
+	c := testutil.NewClock(time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC))
 	st := open(t, c)
 	q := notify.NewQueue(st, nil)
 	ctx := context.Background()
@@ -289,7 +279,7 @@ func (p policy) Decide(_ context.Context, m notify.Queued, now time.Time) notify
 }
 
 func TestRunWakesOnNotify(t *testing.T) {
-	c := &clock{t: time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)}
+	c := testutil.NewClock(time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC))
 	st := open(t, c)
 	q := notify.NewQueue(st, nil)
 	s := &sender{sent: make(chan struct{}, 4)}
@@ -312,7 +302,7 @@ func TestRunWakesOnNotify(t *testing.T) {
 // WaitPass returns after a whole dispatcher pass begun after the call:
 // what was due is delivered by then, and what is held is not.
 func TestWaitPassSeesEverythingDueDelivered(t *testing.T) {
-	c := &clock{t: time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)}
+	c := testutil.NewClock(time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC))
 	st := open(t, c)
 	q := notify.NewQueue(st, nil)
 	s := &sender{}
@@ -361,7 +351,7 @@ func (p answeringPolicy) Decide(ctx context.Context, m notify.Queued, _ time.Tim
 // not sent again; one the dispatcher claimed cannot be marked delivered by
 // anyone else; one left claimed by a crash is queued again at start.
 func TestDispatcherClaimsBeforeSending(t *testing.T) {
-	c := &clock{t: time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)}
+	c := testutil.NewClock(time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC))
 	st := open(t, c)
 	q := notify.NewQueue(st, nil)
 	ctx := context.Background()
@@ -410,7 +400,7 @@ func TestDispatcherClaimsBeforeSending(t *testing.T) {
 // the oldest are dropped, critical ones last, each with the reason.
 func TestQueueIsCapped(t *testing.T) {
 	ctx := context.Background()
-	st := open(t, &clock{t: time.Date(2026, 11, 26, 9, 0, 0, 0, time.UTC)})
+	st := open(t, testutil.NewClock(time.Date(2026, 11, 26, 9, 0, 0, 0, time.UTC)))
 	q := notify.NewQueue(st, nil)
 	if err := q.Notify(ctx, notify.Message{Level: notify.Critical, Key: "critical", Text: "the server is on fire"}); err != nil {
 		t.Fatal(err)

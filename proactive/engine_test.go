@@ -9,17 +9,19 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/goleak"
+
 	"github.com/omnibrain/omnibrain/approval"
 	"github.com/omnibrain/omnibrain/collectors/mailparse"
 	"github.com/omnibrain/omnibrain/config"
 	"github.com/omnibrain/omnibrain/internal/fakes/llm"
+	"github.com/omnibrain/omnibrain/internal/testutil"
 	"github.com/omnibrain/omnibrain/internal/untrusted"
 	"github.com/omnibrain/omnibrain/notify"
 	"github.com/omnibrain/omnibrain/proactive/schedule"
 	"github.com/omnibrain/omnibrain/proactive/triage"
 	"github.com/omnibrain/omnibrain/router"
 	"github.com/omnibrain/omnibrain/store"
-	"go.uber.org/goleak"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(cleanupAfter{m}) }
@@ -39,7 +41,7 @@ const ownerAddr = "owner@example.com"
 // and an engine over them, on a settable clock.
 type world struct {
 	st     *store.Store
-	clock  *testClock
+	clock  *testutil.Clock
 	gate   *approval.Gate
 	queue  *notify.Queue
 	triage *triage.Triager
@@ -49,7 +51,7 @@ type world struct {
 func newWorld(t testing.TB, start time.Time, edit ...func(*Options)) *world {
 	t.Helper()
 	ctx := context.Background()
-	w := &world{clock: &testClock{t: start}}
+	w := &world{clock: testutil.NewClock(start)}
 	st, err := store.Open(ctx, filepath.Join(t.TempDir(), store.FileName), store.Options{Now: w.clock.Now})
 	if err != nil {
 		t.Fatal(err)

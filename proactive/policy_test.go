@@ -7,13 +7,13 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/omnibrain/omnibrain/approval"
 	"github.com/omnibrain/omnibrain/config"
 	faketg "github.com/omnibrain/omnibrain/internal/fakes/telegram"
+	"github.com/omnibrain/omnibrain/internal/testutil"
 	"github.com/omnibrain/omnibrain/notify"
 	"github.com/omnibrain/omnibrain/proactive/schedule"
 	"github.com/omnibrain/omnibrain/store"
@@ -30,24 +30,6 @@ func mustZone(name string) *time.Location {
 	return loc
 }
 
-// testClock is a settable clock.
-type testClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *testClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *testClock) Set(t time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = t
-}
-
 const (
 	tgToken = "123:TEST"
 	ownerID = int64(4242)
@@ -57,7 +39,7 @@ const (
 // policy) → Telegram bot → fake Telegram.
 type delivery struct {
 	st    *store.Store
-	clock *testClock
+	clock *testutil.Clock
 	queue *notify.Queue
 	gate  *approval.Gate
 	disp  *notify.Dispatcher
@@ -67,7 +49,7 @@ type delivery struct {
 func newDelivery(t *testing.T, n config.Notifications, start time.Time) *delivery {
 	t.Helper()
 	ctx := context.Background()
-	d := &delivery{clock: &testClock{t: start}}
+	d := &delivery{clock: testutil.NewClock(start)}
 	st, err := store.Open(ctx, filepath.Join(t.TempDir(), store.FileName), store.Options{Now: d.clock.Now})
 	if err != nil {
 		t.Fatal(err)

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/goleak"
+
 	"github.com/omnibrain/omnibrain/approval"
 	ghcollect "github.com/omnibrain/omnibrain/collectors/github"
 	"github.com/omnibrain/omnibrain/executor"
@@ -22,7 +24,6 @@ import (
 	"github.com/omnibrain/omnibrain/search"
 	"github.com/omnibrain/omnibrain/store"
 	"github.com/omnibrain/omnibrain/telegram"
-	"go.uber.org/goleak"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -33,18 +34,6 @@ var (
 	owner    = faketg.User{ID: 1001, FirstName: "Owner"}
 	stranger = faketg.User{ID: 666, FirstName: "Mallory"}
 )
-
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *clock) Add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
 
 // harness runs the bot, the notification dispatcher and the outbox over
 // one store, against the fake Telegram and the fake GitHub (the real
@@ -59,7 +48,7 @@ type harness struct {
 	queue  *notify.Queue
 	bot    *telegram.Bot
 	health *health.Registry
-	clock  *clock
+	clock  *testutil.Clock
 	home   string
 	memory *memory.Memory
 
@@ -85,7 +74,7 @@ type setup struct {
 
 func start(t testing.TB, s setup) *harness {
 	t.Helper()
-	h := &harness{t: t, clock: &clock{t: time.Now().UTC()}}
+	h := &harness{t: t, clock: testutil.NewClock(time.Now().UTC())}
 	if s.home == "" {
 		s.home = t.TempDir()
 	}

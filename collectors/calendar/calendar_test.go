@@ -35,20 +35,8 @@ func mustZone(name string) *time.Location {
 type env struct {
 	fake  *fakegoogle.Server
 	st    *store.Store
-	clock *clock
+	clock *testutil.Clock
 	waits *waits
-}
-
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *clock) add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
 }
 
 type waits struct {
@@ -65,10 +53,10 @@ func (w *waits) sleep(_ context.Context, d time.Duration) error {
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
-	clk := &clock{t: time.Date(2024, 3, 15, 12, 0, 0, 0, time.UTC)}
-	fake := fakegoogle.New(t, fakegoogle.Options{TimeZone: "Europe/Berlin", Now: clk.now})
+	clk := testutil.NewClock(time.Date(2024, 3, 15, 12, 0, 0, 0, time.UTC))
+	fake := fakegoogle.New(t, fakegoogle.Options{TimeZone: "Europe/Berlin", Now: clk.Now})
 	fakegoogle.CheckAtEnd(t, fake)
-	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "omnibrain.db"), store.Options{Now: clk.now})
+	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "omnibrain.db"), store.Options{Now: clk.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,12 +68,12 @@ func (e *env) collector(t *testing.T) *Collector { return e.collectorTB(t) }
 
 func (e *env) collectorTB(t testing.TB) *Collector {
 	t.Helper()
-	hc := google.NewHTTPClient(google.ClientOptions{Sleep: e.waits.sleep, Now: e.clock.now})
+	hc := google.NewHTTPClient(google.ClientOptions{Sleep: e.waits.sleep, Now: e.clock.Now})
 	svc, err := google.NewCalendar(context.Background(), e.fake.URL, hc)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := New(Options{Service: svc, Store: e.st, PastDays: 7, FutureDays: 30, Location: berlin, Now: e.clock.now})
+	c, err := New(Options{Service: svc, Store: e.st, PastDays: 7, FutureDays: 30, Location: berlin, Now: e.clock.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,7 +199,7 @@ func TestFullSyncThenIncremental(t *testing.T) {
 
 	// The owner declines the NY sync elsewhere: only that event comes back,
 	// and the conflict goes on both sides.
-	e.clock.add(time.Minute)
+	e.clock.Add(time.Minute)
 	e.fake.UpdateEvent("primary", ny.ID, func(ev *fakegoogle.Event) {
 		ev.Attendees = []fakegoogle.Attendee{{Email: "owner@example.com", ResponseStatus: "declined", Self: true}}
 	})
@@ -247,7 +235,7 @@ func TestCancellations(t *testing.T) {
 		t.Fatalf("conflicts before = %v", e.item(t, inst).Meta["conflicts"])
 	}
 
-	e.clock.add(time.Minute)
+	e.clock.Add(time.Minute)
 	e.fake.CancelEvent("primary", single.ID)
 	e.fake.CancelEvent("primary", weekly.ID+"_20240325T080000Z")
 	res, err := c.Collect(ctx)
@@ -265,7 +253,7 @@ func TestCancellations(t *testing.T) {
 	}
 
 	// The whole series is deleted: every stored instance is cancelled.
-	e.clock.add(time.Minute)
+	e.clock.Add(time.Minute)
 	e.fake.CancelEvent("primary", series.ID)
 	if res, err := c.Collect(ctx); err != nil || res.Full || res.Cancelled != len(standups) {
 		t.Fatalf("pass cancelling the series = %+v, %v; want %d cancelled", res, err, len(standups))
@@ -339,7 +327,7 @@ func TestWindowMovesAtMidnight(t *testing.T) {
 	if _, err := e.st.ItemByExternalID(ctx, Source, edge); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("15 April stored before it entered the window: %v", err)
 	}
-	e.clock.add(24 * time.Hour)
+	e.clock.Add(24 * time.Hour)
 	res, err = c.Collect(ctx)
 	if err != nil || !res.Full {
 		t.Fatalf("next day: %+v, %v; want a full sync of the moved window", res, err)
@@ -417,9 +405,9 @@ func TestMalformedEventIsSkipped(t *testing.T) {
 // over a month of events: the steady-state cost of polling a calendar.
 // cpu-µs/op is the process's CPU, the in-process fake's included.
 func BenchmarkIdlePoll(b *testing.B) {
-	clk := &clock{t: time.Date(2024, 3, 15, 12, 0, 0, 0, time.UTC)}
-	fake := fakegoogle.New(b, fakegoogle.Options{TimeZone: "Europe/Berlin", Now: clk.now})
-	st, err := store.Open(context.Background(), filepath.Join(b.TempDir(), "omnibrain.db"), store.Options{Now: clk.now})
+	clk := testutil.NewClock(time.Date(2024, 3, 15, 12, 0, 0, 0, time.UTC))
+	fake := fakegoogle.New(b, fakegoogle.Options{TimeZone: "Europe/Berlin", Now: clk.Now})
+	st, err := store.Open(context.Background(), filepath.Join(b.TempDir(), "omnibrain.db"), store.Options{Now: clk.Now})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -462,7 +450,7 @@ func TestEventMovedOutOfWindowDropsItsConflicts(t *testing.T) {
 		t.Fatalf("B conflicts = %v", got)
 	}
 
-	e.clock.add(time.Minute)
+	e.clock.Add(time.Minute)
 	e.fake.UpdateEvent("primary", b.ID, func(ev *fakegoogle.Event) {
 		ev.Start, ev.End = dt("2024-06-18T10:30:00+02:00", "Europe/Berlin"), dt("2024-06-18T11:30:00+02:00", "Europe/Berlin")
 	})

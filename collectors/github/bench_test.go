@@ -54,14 +54,14 @@ func BenchmarkIdlePollCycle(b *testing.B) {
 					b.Fatal(err)
 				}
 				h.collect(b)
-				h.clk.Advance(2 * time.Minute)
+				h.clk.Add(2 * time.Minute)
 				h.collect(b) // the first 304s, which replay304 remembers
 				ctx := context.Background()
 				b.ReportAllocs()
 				b.ResetTimer()
 				cpu := testutil.CPUTime()
 				for range b.N {
-					h.clk.Advance(2 * time.Minute)
+					h.clk.Add(2 * time.Minute)
 					res, err := h.col.Collect(ctx)
 					if err != nil || res.Stored != 0 {
 						b.Fatalf("idle pass: stored %d, %v", res.Stored, err)

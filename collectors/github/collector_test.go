@@ -15,6 +15,7 @@ import (
 
 	"github.com/omnibrain/omnibrain/health"
 	fake "github.com/omnibrain/omnibrain/internal/fakes/github"
+	"github.com/omnibrain/omnibrain/internal/testutil"
 	"github.com/omnibrain/omnibrain/internal/wait"
 	"github.com/omnibrain/omnibrain/store"
 )
@@ -24,29 +25,13 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // clock is a settable clock. It starts in the past on purpose: go-github
 // compares rate-limit resets with the real time.Now, and a reset computed
 // from this clock is then already over for it, so only our own waiting
-// (which uses this clock) is under test.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newClock() *clock { return &clock{t: time.Date(2025, 3, 3, 9, 0, 0, 0, time.UTC)} }
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
+func newClock() *testutil.Clock {
+	return testutil.NewClock(time.Date(2025, 3, 3, 9, 0, 0, 0, time.UTC))
 }
 
 // sleeper records every wait and moves the clock instead of sleeping.
 type sleeper struct {
-	clk   *clock
+	clk   *testutil.Clock
 	mu    sync.Mutex
 	waits []time.Duration
 	real  bool // also sleep for real (for go-github's own real-time checks)
@@ -56,7 +41,7 @@ func (s *sleeper) Sleep(ctx context.Context, d time.Duration) error {
 	s.mu.Lock()
 	s.waits = append(s.waits, d)
 	s.mu.Unlock()
-	s.clk.Advance(d)
+	s.clk.Add(d)
 	if s.real {
 		return wait.Sleep(ctx, d)
 	}
@@ -83,7 +68,7 @@ func (r *reporter) Set(name string, st health.State, detail string) {
 type harness struct {
 	fake  *fake.Server
 	store *store.Store
-	clk   *clock
+	clk   *testutil.Clock
 	sleep *sleeper
 	rep   *reporter
 	col   *Collector
@@ -179,7 +164,7 @@ func TestNotificationsIncrementalWith304(t *testing.T) {
 		t.Fatalf("cursor after first pass = %q, %v; want the Last-Modified date", cur, err)
 	}
 
-	h.clk.Advance(2 * time.Minute)
+	h.clk.Add(2 * time.Minute)
 	res = h.collect(t)
 	reqs := h.requests("GET", "/notifications")
 	if len(reqs) != 2 {
@@ -195,9 +180,9 @@ func TestNotificationsIncrementalWith304(t *testing.T) {
 		t.Errorf("304 pass stored %d", res.Stored)
 	}
 
-	h.clk.Advance(2 * time.Minute)
+	h.clk.Add(2 * time.Minute)
 	h.fake.AddNotification(fake.Notification{Repo: "acme/api", Type: "Issue", Number: 40, Title: "Flaky test", Reason: "assign"})
-	h.clk.Advance(2 * time.Minute)
+	h.clk.Add(2 * time.Minute)
 	res = h.collect(t)
 	if res.Stored != 1 {
 		t.Errorf("third pass stored %d, want only the new notification", res.Stored)
@@ -247,12 +232,12 @@ func TestPollIntervalHonoured(t *testing.T) {
 	if want := h.clk.Now().Add(120 * time.Second); !res.NextNotifications.Equal(want) {
 		t.Errorf("NextNotifications = %v, want %v", res.NextNotifications, want)
 	}
-	h.clk.Advance(60 * time.Second)
+	h.clk.Add(60 * time.Second)
 	h.collect(t)
 	if n := len(h.requests("GET", "/notifications")); n != 1 {
 		t.Fatalf("after 60s of a 120s poll interval: %d notifications requests, want 1", n)
 	}
-	h.clk.Advance(61 * time.Second)
+	h.clk.Add(61 * time.Second)
 	h.collect(t)
 	if n := len(h.requests("GET", "/notifications")); n != 2 {
 		t.Fatalf("after the poll interval: %d notifications requests, want 2", n)
@@ -291,7 +276,7 @@ func TestPageFailureStoresNothingAndKeepsCursor(t *testing.T) {
 		t.Errorf("%d items stored from a half-read list", n)
 	}
 	h.fake.ClearFaults()
-	h.clk.Advance(2 * time.Minute)
+	h.clk.Add(2 * time.Minute)
 	if res := h.collect(t); res.Stored != 60 {
 		t.Errorf("retry stored %d, want 60", res.Stored)
 	}
@@ -495,7 +480,7 @@ func TestReviewRequestsMentionsAndChecksMapped(t *testing.T) {
 	// The checks change: only that PR changes, with one event.
 	before := h.events(t)
 	f.SetCheckRuns("bbbb", fake.CheckRun{Name: "build", Status: "completed", Conclusion: "timed_out"}, fake.CheckRun{Name: "lint", Status: "completed", Conclusion: "success"})
-	h.clk.Advance(10 * time.Minute)
+	h.clk.Add(10 * time.Minute)
 	res = h.collect(t)
 	if res.Stored != 1 || h.events(t) != before+1 {
 		t.Errorf("after a check failed: stored %d, events +%d; want 1 and 1", res.Stored, h.events(t)-before)
@@ -555,7 +540,7 @@ func TestSecondPassAddsNothing(t *testing.T) {
 		t.Fatalf("first pass: %d events, want 3", events)
 	}
 
-	h.clk.Advance(2 * time.Minute)
+	h.clk.Add(2 * time.Minute)
 	h.fake.ResetRequests()
 	if res := h.collect(t); res.Stored != 0 {
 		t.Errorf("second pass stored %d", res.Stored)
@@ -573,7 +558,7 @@ func TestSecondPassAddsNothing(t *testing.T) {
 	}
 	// After a restart nothing is cached: full answers, still nothing new.
 	h.col = h.newCollector(t, h.fake.URL())
-	h.clk.Advance(2 * time.Minute)
+	h.clk.Add(2 * time.Minute)
 	if res := h.collect(t); res.Stored != 0 {
 		t.Errorf("pass after restart stored %d", res.Stored)
 	}
@@ -642,7 +627,7 @@ func TestItemsNoLongerFoundLoseTheirReason(t *testing.T) {
 	kept := f.AddIssue(fake.Issue{Repo: "acme/web", Title: "Still mine", Author: "bob", Assignees: []string{"owner"}})
 	h.collect(t)
 
-	h.clk.Advance(10 * time.Minute)
+	h.clk.Add(10 * time.Minute)
 	f.UpdateIssue("acme/api", merged, func(is *fake.Issue) { is.State = "closed" })
 	f.UpdateIssue("acme/api", reviewed, func(is *fake.Issue) { is.Reviewers = nil })
 	f.UpdateIssue("acme/secret", gone, func(is *fake.Issue) { is.Assignees = nil })
@@ -667,7 +652,7 @@ func TestItemsNoLongerFoundLoseTheirReason(t *testing.T) {
 	}
 
 	// Once settled, a pass asks nothing more about them.
-	h.clk.Advance(10 * time.Minute)
+	h.clk.Add(10 * time.Minute)
 	f.ResetRequests()
 	if res := h.collect(t); res.Stored != 0 {
 		t.Errorf("third pass stored %d, want 0", res.Stored)
@@ -687,9 +672,9 @@ func TestNotificationReadElsewhereIsMarkedRead(t *testing.T) {
 	keptID := h.fake.AddNotification(fake.Notification{Repo: "acme/web", Type: "Issue", Number: 3, Title: "Broken link", Reason: "mention"})
 	h.collect(t)
 
-	h.clk.Advance(2 * time.Minute)
+	h.clk.Add(2 * time.Minute)
 	h.fake.MarkRead(readID)
-	h.clk.Advance(2 * time.Minute)
+	h.clk.Add(2 * time.Minute)
 	if res := h.collect(t); res.Stored != 1 {
 		t.Errorf("stored %d, want the read notification updated", res.Stored)
 	}
