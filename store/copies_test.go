@@ -241,6 +241,16 @@ func FuzzMergeCopies(f *testing.F) {
 		const text = "Alpha bravo charlie delta echo foxtrot golf hotel india juliett kilo lima mike november."
 		best := map[string]copyQuality{}
 		sources := []string{"mbox", "maildir", "jsonl", "gmail"}
+		// Upserts one by one, or in batches that look ahead (LookAhead)
+		// and may hold several copies of one message.
+		batched := !asOldRows && rng.IntN(2) == 0
+		var batch []*Item
+		flush := func() {
+			if _, err := s.UpsertItems(ctx, batch, UpsertOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			batch = nil
+		}
 		for i := range int(n%24) + 1 {
 			msg := fmt.Sprintf("m%d@example.com", rng.IntN(3))
 			// A source's id always names the same message.
@@ -271,7 +281,16 @@ func FuzzMergeCopies(f *testing.F) {
 				}
 				continue
 			}
+			if batched {
+				if batch = append(batch, it); rng.IntN(4) == 0 {
+					flush()
+				}
+				continue
+			}
 			upsertOne(t, s, it, UpsertOptions{Event: rng.IntN(2) == 0})
+		}
+		if len(batch) > 0 {
+			flush()
 		}
 		if asOldRows {
 			if _, err := s.mergeDuplicateMessages(ctx); err != nil {
@@ -299,7 +318,8 @@ func FuzzMergeCopies(f *testing.F) {
 // items table per imported message made an import quadratic.
 func TestCopyLookupsUseIndexes(t *testing.T) {
 	s := openTest(t)
-	for name, q := range map[string]string{"storedCopy": storedCopyQuery, "copies": copiesQuery} {
+	for name, q := range map[string]string{"storedCopy": storedCopyQuery, "copies": copiesQuery,
+		"lookAheadItems": inList(lookAheadItems, 2), "lookAheadAliases": inList(lookAheadAliases, 2), "lookAheadMessages": inList(lookAheadMessages, 3)} {
 		plan, err := Collect(context.Background(), s.DB(), func(r Scanner) (string, error) {
 			var id, parent, unused int
 			var detail string

@@ -221,6 +221,9 @@ func (t *Tx) queueVectors(id int64) error {
 func (s *Store) UpsertItems(ctx context.Context, items []*Item, opts UpsertOptions) ([]UpsertResult, error) {
 	out := make([]UpsertResult, 0, len(items))
 	err := s.Tx(ctx, func(tx *Tx) error {
+		if err := tx.LookAhead(items); err != nil {
+			return err
+		}
 		for _, it := range items {
 			r, err := tx.UpsertItem(it, opts)
 			if err != nil {

@@ -278,6 +278,8 @@ type Tx struct {
 	// compiles its FTS and vector-queue triggers, so an import spent most
 	// of its time preparing. database/sql closes them with the transaction.
 	stmts map[string]*sql.Stmt
+	// absent are the keys LookAhead found naming nothing stored.
+	absent map[copyKey]bool
 }
 
 // maxTxStmts bounds the statements a transaction keeps prepared (queries

@@ -261,6 +261,13 @@ func (r *run) flush() error {
 		if err := keepFolders(r.ctx, tx, batch); err != nil {
 			return err
 		}
+		items := make([]*store.Item, len(batch))
+		for i, rec := range batch {
+			items[i] = rec.item
+		}
+		if err := tx.LookAhead(items); err != nil {
+			return err
+		}
 		for _, rec := range batch {
 			res, err := upsert(tx, rec)
 			if err != nil {
