@@ -52,9 +52,13 @@ func NewInProcessClient(h http.Handler) (*Client, func()) {
 	}
 }
 
-// Ping reports whether something answers at the client's address.
+// Ping reports whether the API answers at the client's address.
 func (c *Client) Ping(ctx context.Context) error {
-	_, err := c.Status(ctx)
+	var ok struct{ OK bool }
+	err := c.do(ctx, http.MethodGet, "/api/v1/ping", nil, &ok)
+	if e, isAPI := errors.AsType[*Error](err); isAPI && e.Status == http.StatusNotFound && e.Code == "not_found" {
+		return nil // a daemon from before ping answers with our API's 404
+	}
 	return err
 }
 

@@ -46,6 +46,13 @@ func (s *Server) handleStatus(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, st)
 }
 
+// handlePing answers that the daemon is up and asks nothing of it: every
+// CLI command pings before its real request, and status counts the items
+// of every source (20 ms at 100k items, 200 ms at a million).
+func (s *Server) handlePing(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]bool{"ok": true})
+}
+
 // Searcher runs memory searches.
 type Searcher interface {
 	Search(ctx context.Context, q search.Query) ([]search.Hit, error)

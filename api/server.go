@@ -66,6 +66,7 @@ type Server struct {
 func NewServer(log *slog.Logger, token string, b Backends) *Server {
 	s := &Server{log: log, token: token, b: b, mux: http.NewServeMux()}
 	s.mux.HandleFunc("GET /api/v1/status", s.handleStatus)
+	s.mux.HandleFunc("GET /api/v1/ping", s.handlePing)
 	s.mux.HandleFunc("GET /api/v1/search", s.handleSearch)
 	s.mux.HandleFunc("POST /api/v1/import", s.handleImport)
 	s.mux.HandleFunc("POST /api/v1/collect", s.handleCollect)

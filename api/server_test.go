@@ -119,6 +119,42 @@ func TestClientOverTCPAndErrors(t *testing.T) {
 	}
 }
 
+// Ping asks nothing of status (which counts every item); a daemon from
+// before the ping route still answers it, anything else does not.
+func TestPingAsksNothingOfStatus(t *testing.T) {
+	ctx := context.Background()
+	statusAsked := 0
+	srv := httptest.NewServer(NewServer(logging.Discard(), "tok", Backends{
+		Status: func(context.Context) (*Status, error) {
+			statusAsked++
+			return nil, errors.New("status is slow and failing")
+		},
+	}).TCPHandler())
+	defer srv.Close()
+	if err := NewTCPClient(srv.URL, "tok").Ping(ctx); err != nil || statusAsked != 0 {
+		t.Fatalf("ping = %v with status asked %d times, want nil and 0", err, statusAsked)
+	}
+	if err := NewTCPClient(srv.URL, "wrong").Ping(ctx); err == nil {
+		t.Fatal("ping with a wrong token answered")
+	}
+
+	older := http.NewServeMux()
+	older.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusNotFound, "not_found", "no route "+r.URL.Path)
+	})
+	old := httptest.NewServer(older)
+	defer old.Close()
+	if err := NewTCPClient(old.URL, "").Ping(ctx); err != nil {
+		t.Fatalf("ping of a daemon without the route = %v, want nil", err)
+	}
+
+	other := httptest.NewServer(http.NotFoundHandler())
+	defer other.Close()
+	if err := NewTCPClient(other.URL, "").Ping(ctx); err == nil {
+		t.Fatal("ping of a server that is not our API answered")
+	}
+}
+
 func TestUnixSocketIsPrivateAndStaleSocketReplaced(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, SocketName)
