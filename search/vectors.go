@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -584,6 +585,9 @@ func threadNeighbours(ctx context.Context, db store.Querier, ids []int64) (map[i
 	return out, nil
 }
 
+// embedShare is how many texts a worker of embedAll takes at a time.
+const embedShare = 8
+
 // embedAll embeds texts; a text with nothing to embed gets empty vectors
 // instead of failing its batch.
 func (v *Vectors) embedAll(ctx context.Context, texts []string) ([]chunkVec, error) {
@@ -592,9 +596,25 @@ func (v *Vectors) embedAll(ctx context.Context, texts []string) ([]chunkVec, err
 		return out, nil
 	}
 	if b, ok := v.emb.(*embedder.Builtin); ok {
-		for i, t := range texts {
-			out[i].narrow, out[i].wide = b.Dual(t, nil)
+		// The built-in embedder is CPU work: on every core, so that an
+		// import's items get their vectors about as fast as they are
+		// stored (the writer waits on SQLite as much as it computes).
+		var wg sync.WaitGroup
+		var next atomic.Int64
+		for range min(runtime.GOMAXPROCS(0), (len(texts)+embedShare-1)/embedShare) {
+			wg.Go(func() {
+				for {
+					from := int(next.Add(embedShare)) - embedShare
+					if from >= len(texts) {
+						return
+					}
+					for i := from; i < min(len(texts), from+embedShare); i++ {
+						out[i].narrow, out[i].wide = b.Dual(texts[i], nil)
+					}
+				}
+			})
 		}
+		wg.Wait()
 		return out, nil
 	}
 	var keep []string
