@@ -32,7 +32,8 @@ type VectorOptions struct {
 	// BatchSize is how many items go to the embedder at once (default 64).
 	BatchSize int
 	// Poll is how often the indexer looks for queued items when nobody
-	// wakes it (default 2s).
+	// wakes it (default 2s): the store wakes it when items are stored
+	// (Store.OnItemsStored); the poll finds what another process stored.
 	Poll time.Duration
 	// Status, if set, is told about loading, indexing and failures.
 	Status func(VectorStatus)
@@ -99,6 +100,7 @@ func NewVectors(st *store.Store, emb embedder.Embedder, opts VectorOptions) *Vec
 	opts.defaults()
 	v := &Vectors{st: st, db: st.DB(), emb: emb, opts: opts, log: opts.Log, wake: make(chan struct{}, 1)}
 	v.status = VectorStatus{State: VectorsLoading, Embedder: emb.Identity()}
+	st.OnItemsStored(v.Notify)
 	return v
 }
 

@@ -194,6 +194,7 @@ func (t *Tx) UpsertItem(it *Item, opts UpsertOptions) (UpsertResult, error) {
 		res = UpsertResult{ID: id, Changed: true}
 	}
 	it.ID = res.ID
+	t.itemsStored = true
 	if opts.Event {
 		kind := "new"
 		switch {
@@ -405,6 +406,7 @@ func (t *Tx) DeleteItem(source, externalID string) (bool, error) {
 // forget deletes an item and remembers its id so that it is never given
 // out again (UpsertItem).
 func (t *Tx) forget(id int64) error {
+	t.itemsStored = true
 	if _, err := t.Exec(`INSERT INTO meta (key, value, updated) VALUES (?, ?, ?)
 		ON CONFLICT (key) DO UPDATE SET value = MAX(CAST(meta.value AS INTEGER), CAST(excluded.value AS INTEGER)), updated = excluded.updated`,
 		metaMaxDeletedItem, strconv.FormatInt(id, 10), Millis(t.now)); err != nil {

@@ -18,6 +18,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/mattn/go-sqlite3" // the sqlite3 driver; built with -tags sqlite_fts5
@@ -40,6 +41,20 @@ type Store struct {
 	path string
 	log  *slog.Logger
 	now  func() time.Time
+
+	mu     sync.Mutex // guards stored
+	stored []func()   // OnItemsStored's callbacks
+}
+
+// OnItemsStored registers fn to run after every transaction that stored,
+// changed or deleted items has committed: the vector indexer wakes up at
+// once instead of at its next poll, so that a collected or imported item
+// is found by meaning within milliseconds. fn runs on the committing
+// goroutine and must not block.
+func (s *Store) OnItemsStored(fn func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.stored = append(s.stored, fn)
 }
 
 // Options configure Open.
@@ -262,9 +277,20 @@ func (s *Store) IntegrityCheck(ctx context.Context) (string, error) {
 
 // Tx runs fn in one write transaction, committing when fn returns nil.
 func (s *Store) Tx(ctx context.Context, fn func(*Tx) error) error {
-	return InTx(ctx, s.db, func(tx *sql.Tx) error {
-		return fn(&Tx{tx: tx, ctx: ctx, now: s.now()})
+	var t *Tx
+	err := InTx(ctx, s.db, func(tx *sql.Tx) error {
+		t = &Tx{tx: tx, ctx: ctx, now: s.now()}
+		return fn(t)
 	})
+	if err == nil && t.itemsStored {
+		s.mu.Lock()
+		hooks := s.stored
+		s.mu.Unlock()
+		for _, fn := range hooks {
+			fn()
+		}
+	}
+	return err
 }
 
 // Tx is one write transaction. Its methods share the context and clock
@@ -280,6 +306,8 @@ type Tx struct {
 	stmts map[string]*sql.Stmt
 	// absent are the keys LookAhead found naming nothing stored.
 	absent map[copyKey]bool
+	// itemsStored says that items were written (OnItemsStored).
+	itemsStored bool
 }
 
 // maxTxStmts bounds the statements a transaction keeps prepared (queries
