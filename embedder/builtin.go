@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/omnibrain/omnibrain/internal/tokenize"
@@ -151,36 +152,29 @@ func features(text string, weight func(string) float64, emit func(h uint64, w fl
 	if len(words) == 0 {
 		return
 	}
-	type wordInfo struct {
-		raw string
-		tf  int
-	}
-	stems := make(map[string]*wordInfo, len(words))
-	order := make([]string, 0, len(words))
-	seq := make([]string, len(words))
-	for i, w := range words {
+	sc := scratchPool.Get().(*featureScratch)
+	defer sc.reset()
+	for _, w := range words {
 		s := tokenize.Stem(w)
-		seq[i] = s
-		if wi, ok := stems[s]; ok {
-			wi.tf++
-			continue
+		at, ok := sc.index[s]
+		if !ok {
+			at = int32(len(sc.stems))
+			sc.index[s] = at
+			ww := 1.0
+			if weight != nil {
+				ww = weight(w)
+			}
+			sc.stems = append(sc.stems, stemInfo{stem: s, raw: w, weight: ww, bigram: hashString(seedBigram, s)})
 		}
-		stems[s] = &wordInfo{raw: w, tf: 1}
-		order = append(order, s)
+		sc.stems[at].tf++
+		sc.seq = append(sc.seq, at)
 	}
-	wordWeight := func(s string) float64 {
-		if weight == nil {
-			return 1
-		}
-		return weight(stems[s].raw)
-	}
-	for _, s := range order {
-		wi := stems[s]
-		w := (1 + math.Log(float64(wi.tf))) * wordWeight(s)
+	for _, wi := range sc.stems {
+		w := (1 + math.Log(float64(wi.tf))) * wi.weight
 		if w <= 0 {
 			continue
 		}
-		emit(hashString(seedWord, s), w, true)
+		emit(hashString(seedWord, wi.stem), w, true)
 		if n := charGramCount(wi.raw); n > 0 {
 			gw := w * charWeight / math.Sqrt(float64(n))
 			charGrams(wi.raw, func(g uint64) { emit(g, gw, false) })
@@ -188,22 +182,55 @@ func features(text string, weight func(string) float64, emit func(h uint64, w fl
 	}
 	// In first-seen order: summing floats in map order would make the
 	// vectors differ in their last bits from run to run.
-	bigrams := map[uint64]int{}
-	var bh []uint64
-	var bw []float64
-	for i := 1; i < len(seq); i++ {
-		h := hashString(hashString(seedBigram, seq[i-1]), seq[i])
-		w := bigramWeight * math.Sqrt(wordWeight(seq[i-1])*wordWeight(seq[i]))
-		if j, seen := bigrams[h]; seen {
-			bw[j] += w * 0.5 // sublinear: repeats count less
+	for i := 1; i < len(sc.seq); i++ {
+		a, b := &sc.stems[sc.seq[i-1]], &sc.stems[sc.seq[i]]
+		h := hashString(a.bigram, b.stem) // as hashString(hashString(seedBigram, a), b)
+		w := bigramWeight * math.Sqrt(a.weight*b.weight)
+		if j, seen := sc.bigrams[h]; seen {
+			sc.bw[j] += w * 0.5 // sublinear: repeats count less
 			continue
 		}
-		bigrams[h] = len(bh)
-		bh, bw = append(bh, h), append(bw, w)
+		sc.bigrams[h] = int32(len(sc.bh))
+		sc.bh, sc.bw = append(sc.bh, h), append(sc.bw, w)
 	}
-	for i, h := range bh {
-		emit(h, bw[i], false)
+	for i, h := range sc.bh {
+		emit(h, sc.bw[i], false)
 	}
+}
+
+// featureScratch is the per-text state of features, kept between texts:
+// allocating its maps for every text was a tenth of embedding an import.
+type featureScratch struct {
+	index   map[string]int32 // stem → its entry in stems
+	stems   []stemInfo       // distinct stems, first seen first
+	seq     []int32          // each word's entry in stems
+	bigrams map[uint64]int32 // bigram hash → its entry in bh, bw
+	bh      []uint64
+	bw      []float64
+}
+
+// stemInfo is one distinct stem of a text.
+type stemInfo struct {
+	stem, raw string // the stem and the first word that had it
+	tf        int
+	weight    float64 // weight(raw), 1 without weights
+	bigram    uint64  // the stem's hash as a bigram's first word
+}
+
+var scratchPool = sync.Pool{New: func() any {
+	return &featureScratch{index: map[string]int32{}, bigrams: map[uint64]int32{}}
+}}
+
+// reset empties the scratch and returns it to the pool; one that grew for
+// a huge text is dropped instead of held.
+func (sc *featureScratch) reset() {
+	if len(sc.seq) > 1<<14 {
+		return
+	}
+	clear(sc.index)
+	clear(sc.bigrams)
+	sc.stems, sc.seq, sc.bh, sc.bw = sc.stems[:0], sc.seq[:0], sc.bh[:0], sc.bw[:0]
+	scratchPool.Put(sc)
 }
 
 // charGramCount is how many character n-grams charGrams emits for word.
