@@ -93,10 +93,16 @@ func parseQueryTerms(text string) []queryTerm {
 }
 
 // ftsExpression builds the FTS5 MATCH expression: the OR of every term.
+func ftsExpression(terms []queryTerm) string { return joinTerms(terms, " OR ") }
+
+// ftsAllExpression is the AND of every term.
+func ftsAllExpression(terms []queryTerm) string { return joinTerms(terms, " AND ") }
+
+// joinTerms joins the terms' FTS5 phrases with op.
 // Every word is wrapped in double quotes and holds only letters and digits
 // (tokenize.Words), so no input can produce FTS5 syntax: operators, column
 // filters, parentheses and stray quotes all become plain text or vanish.
-func ftsExpression(terms []queryTerm) string {
+func joinTerms(terms []queryTerm, op string) string {
 	var parts []string
 	for _, t := range terms {
 		p := `"` + strings.Join(t.Words, " ") + `"`
@@ -105,5 +111,5 @@ func ftsExpression(terms []queryTerm) string {
 		}
 		parts = append(parts, p)
 	}
-	return strings.Join(parts, " OR ")
+	return strings.Join(parts, op)
 }

@@ -76,6 +76,9 @@ type plan struct {
 	q     Query
 	terms []queryTerm
 	fts   string // MATCH expression; "" if no words
+	// whole and rare replace fts when its words are in too many items
+	// to score them all (see keywordPlan): every word, then the rarest.
+	whole, rare string
 	// unspaced are the words in scripts written without spaces, looked
 	// up as substrings in the trigram index (unspaced.go).
 	unspaced []string
@@ -128,7 +131,7 @@ func (s *Searcher) Search(ctx context.Context, q Query) ([]Hit, error) {
 			spaced = append(spaced, t)
 		}
 	}
-	p.fts = ftsExpression(s.keywordTerms(ctx, spaced))
+	s.keywordPlan(ctx, &p, spaced)
 	for _, t := range p.terms {
 		if !t.Phrase && !tokenize.StopWord(t.Words[0]) {
 			p.people = append(p.people, t.Words[0])
@@ -163,31 +166,75 @@ func (s *Searcher) Search(ctx context.Context, q Query) ([]Hit, error) {
 
 // Words in more than commonShare of all items are left out of the keyword
 // half when the query has rarer ones (from commonMinItems items up).
+// Above scoreBudget items holding any of the words, the keyword half
+// scores those holding every word and those holding the rarest ones.
 var (
 	commonShare    = 0.1
 	commonMinItems = int64(10000)
+	scoreBudget    = int64(2000)
 )
 
-// keywordTerms drops from the keyword search the words that are in more
-// than a tenth of all items when the query has rarer ones ("meeting" in a
+// keywordPlan sets the plan's keyword expressions for its spaced terms.
+//
+// It drops from the keyword search the words that are in more than a
+// tenth of all items when the query has rarer ones ("meeting" in a
 // mailbox where the query also says "Palo Verde"). BM25 gives them little
 // weight, but FTS5 still scores every item they match: at 100k mails that
 // was most of a search's time. The vector half still reads every word.
-func (s *Searcher) keywordTerms(ctx context.Context, terms []queryTerm) []queryTerm {
+//
+// FTS5 scores every item an OR of the words matches, about a microsecond
+// each, however few are asked for: a query of three words each in a few
+// percent of the items took 60 ms at 100k items and ten times that at a
+// million. Reading which items hold a word costs a twentieth of scoring
+// them, so above scoreBudget matches the keyword half scores the items
+// that hold every word (an AND, which FTS5 reads without scoring the
+// rest), and, when they are too few, those that hold the rarest words
+// within the budget. BM25 of an item is the sum of its words' scores:
+// an item holding every word gets the same score as from the OR.
+func (s *Searcher) keywordPlan(ctx context.Context, p *plan, terms []queryTerm) {
+	p.fts = ftsExpression(terms)
 	if len(terms) < 2 {
-		return terms
+		return
 	}
-	var rare []queryTerm
+	type counted struct {
+		t  queryTerm
+		df int64
+	}
+	var all []counted
+	var n int64
 	for _, t := range terms {
-		df, n, ok := s.termFreq(ctx, ftsExpression([]queryTerm{t}))
-		if !ok || n < commonMinItems || float64(df) <= commonShare*float64(n) {
-			rare = append(rare, t)
+		df, total, ok := s.termFreq(ctx, ftsExpression([]queryTerm{t}))
+		if !ok || total < commonMinItems {
+			return // a small store: every item can be scored
+		}
+		all, n = append(all, counted{t, df}), total
+	}
+	var kept []counted
+	for _, c := range all {
+		if float64(c.df) <= commonShare*float64(n) {
+			kept = append(kept, c)
 		}
 	}
-	if len(rare) == 0 {
-		return terms
+	if len(kept) == 0 {
+		kept = all
 	}
-	return rare
+	var sum int64
+	terms = terms[:0:0]
+	for _, c := range kept {
+		sum += c.df
+		terms = append(terms, c.t)
+	}
+	p.fts = ftsExpression(terms)
+	if len(kept) < 2 || sum <= scoreBudget {
+		return
+	}
+	slices.SortStableFunc(kept, func(a, b counted) int { return cmp.Compare(a.df, b.df) })
+	rare := []queryTerm{kept[0].t}
+	for sum, i := kept[0].df, 1; i < len(kept) && sum+kept[i].df <= scoreBudget; i++ {
+		sum += kept[i].df
+		rare = append(rare, kept[i].t)
+	}
+	p.whole, p.rare = ftsAllExpression(terms), ftsExpression(rare)
 }
 
 // filterSQL builds the conditions on items i for the query's filters and
@@ -437,6 +484,32 @@ func (s *Searcher) ftsSearch(ctx context.Context, p *plan, n int) ([]ftsRow, err
 	if len(p.unspaced) > 0 {
 		return s.unspacedSearch(ctx, p, n)
 	}
+	if p.whole == "" {
+		return s.ftsRanked(ctx, p, p.fts, n)
+	}
+	// Too many items hold some word to score them all (keywordPlan):
+	// those holding every word, then, if they are too few, those holding
+	// the rarest words.
+	out, err := s.ftsRanked(ctx, p, p.whole, n)
+	if err != nil || len(out) >= n {
+		return out, err
+	}
+	more, err := s.ftsRanked(ctx, p, p.rare, n)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range more {
+		if !slices.ContainsFunc(out, func(o ftsRow) bool { return o.id == r.id }) {
+			out = append(out, r)
+		}
+	}
+	slices.SortStableFunc(out, func(a, b ftsRow) int { return cmp.Compare(a.bm25, b.bm25) })
+	return out[:min(n, len(out))], nil
+}
+
+// ftsRanked returns the best n items the MATCH expression expr finds that
+// pass the plan's filters, by BM25.
+func (s *Searcher) ftsRanked(ctx context.Context, p *plan, expr string, n int) ([]ftsRow, error) {
 	// The index alone, without joining items: looking up the row of every
 	// match cost most of a search (20 of 25 ms at 100k mails). Filters are
 	// checked on the ranked ids instead, a chunk at a time, until n pass.
@@ -445,7 +518,7 @@ func (s *Searcher) ftsSearch(ctx context.Context, p *plan, n int) ([]ftsRow, err
 	if p.where == "1" {
 		query += " LIMIT " + strconv.Itoa(n)
 	}
-	rows, err := s.db.QueryContext(ctx, query, p.fts)
+	rows, err := s.db.QueryContext(ctx, query, expr)
 	if err != nil {
 		return nil, fmt.Errorf("search: full text: %w", err)
 	}
