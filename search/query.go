@@ -11,6 +11,37 @@ type queryTerm struct {
 	Words  []string // lower-case; one word unless Phrase
 	Phrase bool
 	Prefix bool // also match words starting with the word
+	// Per word, worked out once for matching texts (see matches).
+	stems    []string
+	unspaced []bool
+}
+
+// newTerm is a term of words (one unless phrase) with what matching
+// texts needs of them.
+func newTerm(words []string, phrase, prefix bool) queryTerm {
+	t := queryTerm{Words: words, Phrase: phrase, Prefix: prefix}
+	for _, w := range words {
+		t.stems = append(t.stems, tokenize.Stem(w))
+		t.unspaced = append(t.unspaced, tokenize.HasUnspaced(w))
+	}
+	return t
+}
+
+// matches reports whether a word of a text matches the term's j-th word
+// as the indexes match it: by stem, by prefix for a prefix term, as a
+// substring in a script written without spaces. stem gives the text
+// word's stem, asked for only when nothing cheaper decides.
+func (t queryTerm) matches(j int, word string, stem func() string) bool {
+	tw := t.Words[j]
+	switch {
+	case word == tw, t.Prefix && strings.HasPrefix(word, tw):
+		return true
+	case j < len(t.unspaced) && t.unspaced[j], j >= len(t.unspaced) && tokenize.HasUnspaced(tw):
+		return strings.Contains(word, tw)
+	case j < len(t.stems):
+		return stem() == t.stems[j]
+	}
+	return stem() == tokenize.Stem(tw)
 }
 
 // maxQueryTerms bounds the FTS expression a long pasted text can produce.
@@ -48,9 +79,9 @@ func parseQueryTerms(text string) []queryTerm {
 				ws := tokenize.Words(text[i+1 : i+1+end])
 				switch {
 				case len(ws) > 1:
-					add(queryTerm{Words: ws, Phrase: true}, false)
+					add(newTerm(ws, true, false), false)
 				case len(ws) == 1:
-					add(queryTerm{Words: ws}, false)
+					add(newTerm(ws, false, false), false)
 				}
 				i += end + 2
 				continue
@@ -66,20 +97,20 @@ func parseQueryTerms(text string) []queryTerm {
 		segment := text[i : i+j]
 		atEnd := i+j == len(text)
 		for _, w := range tokenize.Spans(segment) {
-			t := queryTerm{Words: []string{w.Word}}
 			next := byte(0)
 			if w.End < len(segment) {
 				next = segment[w.End]
 			}
+			var prefix bool
 			switch {
 			case next == '*':
-				t.Prefix = true
+				prefix = true
 			case atEnd && w.End == len(segment) && len([]rune(w.Word)) >= 3 && !tokenize.StopWord(w.Word):
 				// The last word of a query without a closing space or
 				// punctuation may be unfinished.
-				t.Prefix = true
+				prefix = true
 			}
-			add(t, tokenize.StopWord(w.Word) && !t.Prefix)
+			add(newTerm([]string{w.Word}, false, prefix), tokenize.StopWord(w.Word) && !prefix)
 		}
 		i += j
 	}

@@ -106,10 +106,8 @@ func holdsEveryTerm(it *store.Item, terms []queryTerm) bool {
 		return false
 	}
 	text := it.Title + "\n" + it.Body + "\n" + strings.Join(it.People, "\n")
-	var words, stems []string
-	for _, w := range tokenize.Words(text) {
-		words, stems = append(words, w), append(stems, tokenize.Stem(w))
-	}
+	words := tokenize.Words(text)
+	stems := make([]string, len(words)) // as they are needed
 	var lower string
 	for _, t := range terms {
 		if isUnspacedTerm(t) {
@@ -128,14 +126,23 @@ func holdsEveryTerm(it *store.Item, terms []queryTerm) bool {
 	return true
 }
 
+// holdsTerm reports whether the words hold the term; stems are the
+// words' stems, filled in as they are needed.
 func holdsTerm(words, stems []string, t queryTerm) bool {
 	for i := range words {
 		ok := true
-		for j, tw := range t.Words {
-			if i+j >= len(words) {
+		for j := range t.Words {
+			k := i + j
+			if k >= len(words) {
 				return false
 			}
-			if !wordMatches(words[i+j], stems[i+j], tw, t.Prefix) {
+			stem := func() string {
+				if stems[k] == "" {
+					stems[k] = tokenize.Stem(words[k])
+				}
+				return stems[k]
+			}
+			if !t.matches(j, words[k], stem) {
 				ok = false
 				break
 			}
@@ -151,9 +158,15 @@ func holdsTerm(words, stems []string, t queryTerm) bool {
 // last hit that holds every query term, keeping the order otherwise: a
 // mail with all the words asked for is never outranked by one with none.
 func keepWholeMatchesFirst(ordered []*candidate, terms []queryTerm) []*candidate {
+	// Only the last whole match after the first hit by meaning alone
+	// matters: looking from the end, reading few texts.
+	first := slices.IndexFunc(ordered, func(c *candidate) bool { return c.ftsRank == 0 })
+	if first < 0 {
+		return ordered
+	}
 	last := -1
-	for i, c := range ordered {
-		if c.ftsRank > 0 && holdsEveryTerm(c.item, terms) {
+	for i := len(ordered) - 1; i > first && last < 0; i-- {
+		if c := ordered[i]; c.ftsRank > 0 && holdsEveryTerm(c.item, terms) {
 			last = i
 		}
 	}

@@ -75,26 +75,24 @@ func snippet(it *store.Item, terms []queryTerm) string {
 // matchTerm returns 1 + the index of the term the word belongs to, or 0.
 // Words match by stem, prefix terms by prefix; phrases by their words.
 func matchTerm(word string, terms []queryTerm) int {
-	stem := tokenize.Stem(word)
+	var stemmed string
+	stem := func() string {
+		if stemmed == "" {
+			stemmed = tokenize.Stem(word)
+		}
+		return stemmed
+	}
 	for i, t := range terms {
-		for _, tw := range t.Words {
+		for j, tw := range t.Words {
 			if (!t.Phrase && tokenize.StopWord(tw) && len(terms) > 1) || tw == "" {
 				continue
 			}
-			if wordMatches(word, stem, tw, t.Prefix) {
+			if t.matches(j, word, stem) {
 				return i + 1
 			}
 		}
 	}
 	return 0
-}
-
-// wordMatches reports whether a word of a text (and its stem) matches the
-// query word tw as the indexes match it: by stem, by prefix for a prefix
-// term, as a substring in a script written without spaces.
-func wordMatches(word, stem, tw string, prefix bool) bool {
-	return word == tw || stem == tokenize.Stem(tw) || (prefix && strings.HasPrefix(word, tw)) ||
-		(tokenize.HasUnspaced(tw) && strings.Contains(word, tw))
 }
 
 func collapseSpace(s string) string {
