@@ -50,6 +50,19 @@ func testVecIndex(t *testing.T, size int) {
 		}
 		stored[id] = enc
 	}
+	// Ids far beyond the others are held apart from the consecutive ones.
+	for _, id := range []int64{1 << 40, 1<<40 + 7, 1<<40 + 9} {
+		enc := encodeInt8(vec(32))
+		if err := x.add(id, enc); err != nil {
+			t.Fatal(err)
+		}
+		stored[id] = enc
+	}
+	x.remove(1<<40 + 7)
+	delete(stored, 1<<40+7)
+	if !x.has(1<<40) || x.has(1<<40+7) || x.has(1<<40+8) {
+		t.Fatal("far ids: has disagrees with what was added and removed")
+	}
 	if err := x.add(1, make([]byte, 4+16)); err == nil {
 		t.Fatal("a vector of another dimension was accepted")
 	}
