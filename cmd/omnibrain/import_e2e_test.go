@@ -30,7 +30,7 @@ var ackLine = regexp.MustCompile(`^import: (\d+)/(\d+) messages read, (\d+) adde
 func TestImportKilledMidwayLosesNothingAcknowledged(t *testing.T) {
 	enron := testutil.SharedData(t, "mail/enron/maildir")
 	home := t.TempDir()
-	// A line per 250-mail batch, whatever the machine's speed: at a line a
+	// A line per 1000-mail batch, whatever the machine's speed: at a line a
 	// second a fast machine finished before the first one.
 	cmd, stderr := startImport(t, home, enron)
 	acked, total := -1, 0
