@@ -138,3 +138,68 @@ func TestVectorOfAnAnswerStoredFirstReadsTheQuestion(t *testing.T) {
 		t.Errorf("%d items still queued", n)
 	}
 }
+
+// The indexer remembers the first chunks it embedded (chunkCache) to mix
+// them into the next message of a thread: the vectors must be the ones it
+// makes when the previous message is embedded with the next in one batch.
+func TestRememberedFirstChunksGiveTheSameVectors(t *testing.T) {
+	ctx := context.Background()
+	vectorsOf := func(batch int) map[int64]string {
+		st := openTest(t)
+		if _, err := st.UpsertItems(ctx, newSynthMail(3).items(120), store.UpsertOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		// One item a batch: every previous message comes from the cache;
+		// all in one batch: none does.
+		v := NewVectors(st, embedder.NewBuiltin(0), VectorOptions{BatchSize: batch})
+		if err := v.Sync(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if batch == 1 && len(v.firsts.byText) == 0 {
+			t.Fatal("nothing remembered")
+		}
+		out := map[int64]string{}
+		err := store.Each(ctx, st.DB(), func(r store.Scanner) error {
+			var id int64
+			var item, chunks []byte
+			if err := r.Scan(&id, &item, &chunks); err != nil {
+				return err
+			}
+			out[id] = string(item) + string(chunks)
+			return nil
+		}, `SELECT i.item_id, i.vector, (SELECT group_concat(hex(vector)) FROM chunk_vectors c WHERE c.item_id = i.item_id) FROM item_vectors i`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	one, all := vectorsOf(1), vectorsOf(1000)
+	if len(one) != 120 || len(all) != 120 {
+		t.Fatalf("%d and %d items embedded", len(one), len(all))
+	}
+	for id, v := range all {
+		if one[id] != v {
+			t.Errorf("item %d: vectors differ when its thread's previous message came from the cache", id)
+		}
+	}
+}
+
+func TestChunkCacheForgetsTheOldest(t *testing.T) {
+	var c chunkCache
+	vec := chunkVec{narrow: []float32{1}}
+	for i := range firstChunks + 10 {
+		c.put(fmt.Sprint(i), vec)
+	}
+	if _, ok := c.get("9"); ok {
+		t.Error("the 10th oldest text is still remembered")
+	}
+	if _, ok := c.get("10"); !ok {
+		t.Error("the 11th oldest text is forgotten")
+	}
+	if _, ok := c.get(fmt.Sprint(firstChunks + 9)); !ok {
+		t.Error("the newest text is forgotten")
+	}
+	if len(c.byText) != firstChunks {
+		t.Errorf("%d texts remembered, want %d", len(c.byText), firstChunks)
+	}
+}
