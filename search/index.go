@@ -198,10 +198,6 @@ func (x *vecIndex) amongLocked(q []float32, items []int64, n int) []vecHit {
 	return hits[:min(n, len(hits))]
 }
 
-// scores holds a query's running score per slot; pooled, since at a
-// million items it is 4 MB a query.
-var scores = sync.Pool{New: func() any { return new([]float32) }}
-
 // parallelSlots is the size from which a query's scan is split across
 // the CPUs.
 const parallelSlots = 1 << 16
@@ -226,13 +222,6 @@ func (x *vecIndex) query(q []float32, n int) []vecHit {
 	if len(ts) == 0 || slots == 0 || n <= 0 {
 		return nil
 	}
-	buf := scores.Get().(*[]float32)
-	defer scores.Put(buf)
-	if cap(*buf) < slots {
-		*buf = make([]float32, slots)
-	}
-	s := (*buf)[:slots]
-
 	parts := 1
 	if slots >= parallelSlots {
 		parts = runtime.GOMAXPROCS(0)
@@ -244,7 +233,7 @@ func (x *vecIndex) query(q []float32, n int) []vecHit {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			found[p] = x.scan(ts, s[from:to], from, n)
+			found[p] = x.scan(ts, from, to, n)
 		}()
 	}
 	wg.Wait()
@@ -256,35 +245,43 @@ func (x *vecIndex) query(q []float32, n int) []vecHit {
 	return hits[:min(n, len(hits))]
 }
 
-// scan scores the slots from first on into s and returns the best n.
-func (x *vecIndex) scan(ts []term, s []float32, first, n int) []vecHit {
-	// The first dimension sets the scores, the others add to them: one
-	// pass over each dimension's bytes, in order.
-	col := x.cols[ts[0].dim][first : first+len(s)]
-	w := ts[0].w
-	for i, v := range col {
-		s[i] = w * float32(v)
-	}
-	for _, t := range ts[1:] {
-		col := x.cols[t.dim][first : first+len(s)]
-		w := t.w
-		for i, v := range col {
-			s[i] += w * float32(v)
-		}
-	}
-	scale := x.scale[first : first+len(s)]
+// scanBlock is how many slots a scan scores at once: their running
+// scores stay in the CPU's first-level cache while each dimension adds
+// to them, where scores for every slot (4 MB at a million items) went
+// through memory once per dimension of the query.
+const scanBlock = 2048
+
+// scan scores the slots [first, last) and returns the best n.
+func (x *vecIndex) scan(ts []term, first, last, n int) []vecHit {
+	var buf [scanBlock]float32
 	top := make(vecHeap, 0, n)
-	for i, v := range s {
-		sim := v * scale[i]
-		if sim <= 0 || (len(top) == n && sim <= top[0].sim) {
-			continue // free slots have scale 0
+	for from := first; from < last; from += scanBlock {
+		to := min(last, from+scanBlock)
+		s := buf[:to-from]
+		// The first dimension sets the scores, the others add to them.
+		w := ts[0].w
+		for i, v := range x.cols[ts[0].dim][from:to] {
+			s[i] = w * float32(v)
 		}
-		h := vecHit{x.items[first+i], sim}
-		if len(top) < n {
-			heap.Push(&top, h)
-		} else {
-			top[0] = h
-			heap.Fix(&top, 0)
+		for _, t := range ts[1:] {
+			w := t.w
+			for i, v := range x.cols[t.dim][from:to] {
+				s[i] += w * float32(v)
+			}
+		}
+		scale := x.scale[from:to]
+		for i, v := range s {
+			sim := v * scale[i]
+			if sim <= 0 || (len(top) == n && sim <= top[0].sim) {
+				continue // free slots have scale 0
+			}
+			h := vecHit{x.items[from+i], sim}
+			if len(top) < n {
+				heap.Push(&top, h)
+			} else {
+				top[0] = h
+				heap.Fix(&top, 0)
+			}
 		}
 	}
 	return top

@@ -1,6 +1,8 @@
 package search
 
 import (
+	"encoding/binary"
+	"math"
 	"math/rand/v2"
 	"strconv"
 	"testing"
@@ -98,4 +100,32 @@ func abs32(x float32) float32 {
 		return -x
 	}
 	return x
+}
+
+// BenchmarkVecIndexQuery measures a query's scan of the index at a million
+// items, with the three or four dimensions a query of as many words has.
+func BenchmarkVecIndexQuery(b *testing.B) {
+	const size, dim = 1_000_000, 128
+	rng := rand.New(rand.NewPCG(3, 4))
+	x := newVecIndex(dim, size)
+	enc := make([]byte, 4+dim)
+	for id := int64(1); id <= size; id++ {
+		binary.LittleEndian.PutUint32(enc, math.Float32bits(1.0/127/8))
+		for d := range dim {
+			enc[4+d] = byte(int8(rng.IntN(255) - 127))
+		}
+		if err := x.add(id, enc); err != nil {
+			b.Fatal(err)
+		}
+	}
+	q := make([]float32, dim)
+	for i := 0; b.Loop(); i++ {
+		clear(q)
+		for range 3 + i%2 {
+			q[rng.IntN(dim)] = 0.5
+		}
+		if hits := x.query(q, 200); len(hits) != 200 {
+			b.Fatalf("%d hits", len(hits))
+		}
+	}
 }
