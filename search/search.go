@@ -434,6 +434,7 @@ func (s *Searcher) runSearch(ctx context.Context, p *plan, v *Vectors) ([]Hit, e
 		ordered = keepNearSpellings(ordered, p.terms)
 	}
 
+	discountAsking(ordered, q.Text)
 	if len(p.people) > 0 {
 		for _, c := range ordered {
 			if n := namesPeople(c.item, p.people); n > 0 {
