@@ -213,10 +213,14 @@ func TestLoCoMoRecall(t *testing.T) {
 			t.Errorf("recall@%d: hybrid %.1f is below vectors alone %.1f", k, hyb.at(ki), vec.at(ki))
 		}
 	}
-	// Floors a few points under today's numbers (hybrid 65.6 78.0 84.9,
-	// fts 55.1 64.3 74.0, vector 64.0 74.0 82.2): a regression in query
-	// handling, the embedder or fusion shows up here.
-	floors := map[string][3]float64{ModeHybrid: {62, 74, 83}, ModeFTS: {52, 61, 71}, ModeVector: {61, 71, 78}}
+	// Floors a few points under today's numbers (hybrid 69.2 78.5 86.3,
+	// fts 57.2 65.3 74.1, vector 67.8 74.3 81.0; hybrid multi-hop 28.8
+	// 39.8 57.6): a regression in query handling, the embedder, fusion or
+	// the question discount (expand.go) shows up here. Before the last
+	// two (issue 16, round 3): hybrid 65.6 78.0 84.9, multi-hop 22.2 37.3
+	// 52.7.
+	floors := map[string][3]float64{ModeHybrid: {67, 76, 83}, ModeFTS: {55, 63, 72}, ModeVector: {65, 72, 78}}
+	multiHop := [3]float64{26, 37, 55} // hybrid
 	if !dev {
 		return // the floors are the dev split's
 	}
@@ -225,6 +229,11 @@ func TestLoCoMoRecall(t *testing.T) {
 			if got := results[m][0].at(ki); got < f[ki] {
 				t.Errorf("%s recall@%d = %.1f, below the floor %.0f", m, k, got, f[ki])
 			}
+		}
+	}
+	for ki, k := range locomoKs {
+		if got := results[ModeHybrid][1].at(ki); got < multiHop[ki] {
+			t.Errorf("hybrid multi-hop recall@%d = %.1f, below the floor %.0f", k, got, multiHop[ki])
 		}
 	}
 }

@@ -580,7 +580,7 @@ type vecCandidates struct {
 // (scanning the whole index and filtering afterwards would miss
 // everything when the filter is narrow).
 func (s *Searcher) vectorCandidates(ctx context.Context, p *plan, v *Vectors, n int) vecCandidates {
-	qv, err := v.embedQuery(ctx, p.vecText, func(word string) float64 { return s.idf(ctx, word) })
+	qv, err := v.embedQuery(ctx, p.vecText, func(word string) float64 { return s.queryWeight(ctx, word) })
 	if errors.Is(err, embedder.ErrEmpty) {
 		return vecCandidates{}
 	}
