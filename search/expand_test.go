@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/omnibrain/omnibrain/embedder"
 	"github.com/omnibrain/omnibrain/internal/testutil"
 	"github.com/omnibrain/omnibrain/store"
 )
@@ -93,22 +92,13 @@ func TestQuestionsFindTheAnswerNotTheQuestion(t *testing.T) {
 		t.Fatal(err)
 	}
 	items, last := locomoItems(t, samples[0].Conversation) // Caroline and Melanie
-	st := openTest(t)
-	ctx := context.Background()
-	if _, err := st.UpsertItems(ctx, items, store.UpsertOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	vec := NewVectors(st, embedder.NewBuiltin(0), VectorOptions{})
-	if err := vec.Sync(ctx); err != nil {
-		t.Fatal(err)
-	}
-	s := New(st, vec, nil)
+	s := newSearchFixture(t, items).s
 	for _, tc := range []struct{ question, answer, asks string }{
 		{"Why did Melanie choose the adoption agency?", "D2:12", "D2:11"},            // "What made you pick it?"
 		{"What does Melanie's necklace symbolize?", "D4:3", "D4:2"},                  // "Love the necklace, any special meaning to it?"
 		{"What is Melanie excited about in her adoption process?", "D2:14", "D2:13"}, // "Anything you're excited for in the adoption process?"
 	} {
-		hits, err := s.Search(ctx, Query{Text: tc.question, Limit: 25, Now: last.Add(24 * time.Hour), Location: time.UTC})
+		hits, err := s.Search(context.Background(), Query{Text: tc.question, Limit: 25, Now: last.Add(24 * time.Hour), Location: time.UTC})
 		if err != nil {
 			t.Fatal(err)
 		}
