@@ -259,17 +259,21 @@ func (x *vecIndex) scan(ts []term, first, last, n int) []vecHit {
 		to := min(last, from+scanBlock)
 		s := buf[:to-from]
 		// The first dimension sets the scores, the others add to them.
-		w := ts[0].w
-		for i, v := range x.cols[ts[0].dim][from:to] {
+		// (Slices of one length: the compiler drops the bounds checks.)
+		col, w := x.cols[ts[0].dim][from:to], ts[0].w
+		col = col[:len(s)]
+		for i, v := range col {
 			s[i] = w * float32(v)
 		}
 		for _, t := range ts[1:] {
-			w := t.w
-			for i, v := range x.cols[t.dim][from:to] {
+			col, w := x.cols[t.dim][from:to], t.w
+			col = col[:len(s)]
+			for i, v := range col {
 				s[i] += w * float32(v)
 			}
 		}
 		scale := x.scale[from:to]
+		scale = scale[:len(s)]
 		for i, v := range s {
 			sim := v * scale[i]
 			if sim <= 0 || (len(top) == n && sim <= top[0].sim) {
