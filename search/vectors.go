@@ -342,32 +342,37 @@ func (v *Vectors) IndexPending(ctx context.Context) (int, error) {
 		}
 	}
 
+	// Encoded before the transaction: the importer waits for its lock.
+	encoded := make([]encodedItem, len(ids))
+	onEveryCore(len(ids), 1, func(i int) { encoded[i] = encodeItem(byItem[ids[i]]) })
+
 	// Store and index in one go; the queue entry goes in the same
 	// transaction, so a crash re-embeds rather than loses an item.
 	means := make(map[int64][]byte, len(ids))
 	err = v.st.Tx(ctx, func(tx *store.Tx) error {
-		for _, id := range ids {
-			if _, err := tx.Exec(`DELETE FROM item_vectors WHERE item_id = ?`, id); err != nil {
-				return err
+		for i, id := range ids {
+			if embedded[id] {
+				if _, err := tx.Exec(`DELETE FROM item_vectors WHERE item_id = ?`, id); err != nil {
+					return err
+				}
+				if _, err := tx.Exec(`DELETE FROM chunk_vectors WHERE item_id = ?`, id); err != nil {
+					return err
+				}
 			}
-			if _, err := tx.Exec(`DELETE FROM chunk_vectors WHERE item_id = ?`, id); err != nil {
-				return err
-			}
-			if mean := itemVector(byItem[id]); mean != nil {
-				enc := encodeInt8(mean)
+			if enc := encoded[i]; enc.mean != nil {
 				// The item may have been deleted since it was read.
 				res, err := tx.Exec(`INSERT INTO item_vectors (item_id, vector)
-					SELECT ?, ? WHERE EXISTS (SELECT 1 FROM items WHERE id = ?)`, id, enc, id)
+					SELECT ?, ? WHERE EXISTS (SELECT 1 FROM items WHERE id = ?)`, id, enc.mean, id)
 				if err != nil {
 					return err
 				}
 				if n, _ := res.RowsAffected(); n == 1 {
-					means[id] = enc
+					means[id] = enc.mean
 				}
 			}
 			if means[id] != nil {
-				for chunk, cv := range byItem[id] {
-					if _, err := tx.Exec(`INSERT INTO chunk_vectors (item_id, chunk, vector) VALUES (?, ?, ?)`, id, chunk, cv.encode()); err != nil {
+				for chunk, b := range encoded[i].chunks {
+					if _, err := tx.Exec(`INSERT INTO chunk_vectors (item_id, chunk, vector) VALUES (?, ?, ?)`, id, chunk, b); err != nil {
 						return err
 					}
 				}
@@ -409,6 +414,47 @@ func (v *Vectors) IndexPending(ctx context.Context) (int, error) {
 		s.Pending, s.LastError = pending, nil
 	})
 	return len(ids), nil
+}
+
+// encodedItem is an item's vectors as stored: its mean (int8, nil when
+// it has none) and its chunks' (chunkVec.encode).
+type encodedItem struct {
+	mean   []byte
+	chunks [][]byte
+}
+
+func encodeItem(chunks []chunkVec) encodedItem {
+	mean := itemVector(chunks)
+	if mean == nil {
+		return encodedItem{}
+	}
+	out := encodedItem{mean: encodeInt8(mean), chunks: make([][]byte, len(chunks))}
+	for i, cv := range chunks {
+		out.chunks[i] = cv.encode()
+	}
+	return out
+}
+
+// onEveryCore calls fn for 0..n-1 on as many goroutines as there are
+// cores, each taking share indexes at a time, and returns when all are
+// done.
+func onEveryCore(n, share int, fn func(i int)) {
+	var wg sync.WaitGroup
+	var next atomic.Int64
+	for range min(runtime.GOMAXPROCS(0), (n+share-1)/share) {
+		wg.Go(func() {
+			for {
+				from := int(next.Add(int64(share))) - share
+				if from >= n {
+					return
+				}
+				for i := from; i < min(n, from+share); i++ {
+					fn(i)
+				}
+			}
+		})
+	}
+	wg.Wait()
 }
 
 // chunks is the text of an item that gets embedded: the title with each
@@ -661,22 +707,7 @@ func (v *Vectors) embedAll(ctx context.Context, texts []string) ([]chunkVec, err
 		// The built-in embedder is CPU work: on every core, so that an
 		// import's items get their vectors about as fast as they are
 		// stored (the writer waits on SQLite as much as it computes).
-		var wg sync.WaitGroup
-		var next atomic.Int64
-		for range min(runtime.GOMAXPROCS(0), (len(texts)+embedShare-1)/embedShare) {
-			wg.Go(func() {
-				for {
-					from := int(next.Add(embedShare)) - embedShare
-					if from >= len(texts) {
-						return
-					}
-					for i := from; i < min(len(texts), from+embedShare); i++ {
-						out[i].narrow, out[i].wide = b.Dual(texts[i], nil)
-					}
-				}
-			})
-		}
-		wg.Wait()
+		onEveryCore(len(texts), embedShare, func(i int) { out[i].narrow, out[i].wide = b.Dual(texts[i], nil) })
 		return out, nil
 	}
 	var keep []string
