@@ -86,6 +86,20 @@ func importLines(t testing.TB, c *api.Client, docs ...map[string]any) *api.Impor
 	return sum
 }
 
+// collect stores a mail as a collector does: in a store transaction,
+// with an item event.
+func collect(t testing.TB, app *App, id, title, body string) {
+	t.Helper()
+	err := app.Store().Tx(context.Background(), func(tx *store.Tx) error {
+		_, err := tx.UpsertItem(&store.Item{Source: "gmail", ExternalID: id, Kind: "email", Time: time.Now(),
+			Title: title, Body: body}, store.UpsertOptions{Event: true})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
 // foundBy reports whether a search in mode puts the item with id first.
 func foundBy(t testing.TB, c *api.Client, mode, query, id string) bool {
 	t.Helper()
@@ -121,14 +135,7 @@ func TestStoredItemsAreFoundByMeaning(t *testing.T) {
 		return foundBy(t, c, search.ModeVector, "goat cheese sourdough picnic", "goat")
 	})
 
-	err := app.Store().Tx(context.Background(), func(tx *store.Tx) error {
-		_, err := tx.UpsertItem(&store.Item{Source: "gmail", ExternalID: "kayak", Kind: "email", Time: time.Now(),
-			Title: "Kayak rental on Saturday", Body: "The kayak rental by the river opens at eight on Saturday."}, store.UpsertOptions{Event: true})
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	collect(t, app, "kayak", "Kayak rental on Saturday", "The kayak rental by the river opens at eight on Saturday.")
 	waitFor(t, "the collected item to be found by meaning", func() bool {
 		return foundBy(t, c, search.ModeVector, "kayak rental river", "kayak")
 	})
@@ -147,19 +154,11 @@ func BenchmarkFoundByMeaning(b *testing.B) {
 	}
 	importLines(b, c, docs...)
 	waitFor(b, "the seed items' vectors", func() bool { return foundBy(b, c, search.ModeVector, "status quib1999", "seed1999") })
-	ctx := context.Background()
 	i := 0
 	for b.Loop() {
 		i++
 		id, word := fmt.Sprintf("new%d", i), fmt.Sprintf("zorblat%d", i)
-		err := app.Store().Tx(ctx, func(tx *store.Tx) error {
-			_, err := tx.UpsertItem(&store.Item{Source: "gmail", ExternalID: id, Kind: "email", Time: time.Now(),
-				Title: "Note " + word, Body: "A note about " + word + " and the picnic."}, store.UpsertOptions{Event: true})
-			return err
-		})
-		if err != nil {
-			b.Fatal(err)
-		}
+		collect(b, app, id, "Note "+word, "A note about "+word+" and the picnic.")
 		waitFor(b, id+" to be found by meaning", func() bool { return foundBy(b, c, search.ModeVector, word, id) })
 	}
 }
