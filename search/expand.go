@@ -1,32 +1,60 @@
 package search
 
 import (
+	"context"
 	"strings"
 )
 
 // askingDiscount scores down, for a query asked as a question, a
 // candidate that mostly asks one itself: it holds no answer, the reply
-// after it does (and the keyword half and the item vectors already read a
-// message with the one before it, so the reply carries the question's
-// words). Chosen on LoCoMo-dev among 0.02–0.3, which all helped (notes of
-// issue 16, "Round 3 (multihop)").
+// after it does. Chosen on LoCoMo-dev among 0.02–0.3, which all helped
+// (notes of issue 16, "Round 3 (multihop)").
 const askingDiscount = 0.3
 
-// discountAsking applies askingDiscount to the candidates (items loaded)
-// of a query that is a question.
-func discountAsking(cands []*candidate, query string) {
+// preferAnswers orders the candidates (items loaded) of a query asked as
+// a question for answers: the reply to a candidate that mostly asks
+// (the next message in its thread, when it is a candidate too) gets at
+// least the score the asking one had, and the asking one is scored down
+// by askingDiscount. On LoCoMo the turn asking "What made you pick it?"
+// ranked first, the answer third. Keyword queries are left alone.
+func (s *Searcher) preferAnswers(ctx context.Context, cands []*candidate, query string) error {
 	if !isQuestion(query) {
-		return
+		return nil
 	}
+	var asking []*candidate
 	for _, c := range cands {
 		if mostlyAsks(c.item.Body) {
-			if c.score < 0 {
-				c.score /= 1 - askingDiscount // lower is worse
-			} else {
-				c.score *= 1 - askingDiscount
-			}
+			asking = append(asking, c)
 		}
 	}
+	if len(asking) == 0 {
+		return nil
+	}
+	ids := make([]int64, len(asking))
+	for i, c := range asking {
+		ids[i] = c.id
+	}
+	nb, err := threadNeighbours(ctx, s.db, ids)
+	if err != nil {
+		return err
+	}
+	byID := make(map[int64]*candidate, len(cands))
+	for _, c := range cands {
+		byID[c.id] = c
+	}
+	for _, c := range asking {
+		if reply := byID[nb[c.id][1]]; reply != nil && reply.score < c.score {
+			reply.score = c.score
+		}
+	}
+	for _, c := range asking {
+		if c.score < 0 {
+			c.score /= 1 - askingDiscount // lower is worse
+		} else {
+			c.score *= 1 - askingDiscount
+		}
+	}
+	return nil
 }
 
 // isQuestion reports whether a query is asked as a question: it ends with

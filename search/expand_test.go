@@ -3,6 +3,7 @@ package search
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"slices"
@@ -52,26 +53,51 @@ func TestMostlyAsks(t *testing.T) {
 	}
 }
 
-func TestDiscountAsking(t *testing.T) {
-	cands := func() []*candidate {
-		return []*candidate{
-			{id: 1, score: 1.2, item: &store.Item{Body: "Wow! Did you see that band?"}},
-			{id: 2, score: 1.0, item: &store.Item{Body: "We saw the band Summer Sounds play pop songs."}},
-			{id: 3, score: -1.5, item: &store.Item{Body: "What band was it?"}}, // bm25-like: lower is worse
-		}
+func TestPreferAnswers(t *testing.T) {
+	st := openTest(t)
+	ctx := context.Background()
+	at := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
+	msg := func(id, thread string, min int, body string) *store.Item {
+		return &store.Item{Source: "chat", ExternalID: id, Kind: "message", Thread: thread, Time: at.Add(time.Duration(min) * time.Minute), Body: body}
 	}
+	if _, err := st.UpsertItems(ctx, []*store.Item{
+		msg("ask", "t1", 0, "Wow! Did you see that band?"),
+		msg("reply", "t1", 1, "Yes! Summer Sounds played pop songs all night."),
+		msg("other", "t2", 0, "The band was loud."),
+		msg("last", "t2", 1, "What band was it?"), // asks, and nothing answers it
+	}, store.UpsertOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]*store.Item{}
+	for _, name := range []string{"ask", "reply", "other", "last"} {
+		it, err := st.ItemByExternalID(ctx, "chat", name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		byName[name] = it
+	}
+	s := New(st, nil, nil)
 	for _, tc := range []struct {
 		query string
-		want  []float64
+		want  map[string]float64
 	}{
-		{"band summer", []float64{1.2, 1.0, -1.5}},                    // keywords: nothing changes
-		{"Which band did she see?", []float64{0.84, 1.0, -1.5 / 0.7}}, // the items that only ask fall
+		// Keywords: nothing changes.
+		{"band summer", map[string]float64{"ask": 1.2, "reply": 0.5, "other": 1.0, "last": -1.5}},
+		// A question: the reply takes its question's score, the
+		// messages that only ask fall (a bm25-like negative score too).
+		{"Which band did she see?", map[string]float64{"ask": 0.84, "reply": 1.2, "other": 1.0, "last": -1.5 / 0.7}},
 	} {
-		cs := cands()
-		discountAsking(cs, tc.query)
-		for i, c := range cs {
-			if math.Abs(c.score-tc.want[i]) > 1e-9 {
-				t.Errorf("%q: candidate %d scored %v, want %v", tc.query, c.id, c.score, tc.want[i])
+		var cands []*candidate
+		for _, name := range []string{"ask", "reply", "other", "last"} {
+			score := map[string]float64{"ask": 1.2, "reply": 0.5, "other": 1.0, "last": -1.5}[name]
+			cands = append(cands, &candidate{id: byName[name].ID, score: score, item: byName[name]})
+		}
+		if err := s.preferAnswers(ctx, cands, tc.query); err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range cands {
+			if want := tc.want[c.item.ExternalID]; math.Abs(c.score-want) > 1e-9 {
+				t.Errorf("%q: %s scored %v, want %v", tc.query, c.item.ExternalID, c.score, want)
 			}
 		}
 	}
@@ -81,7 +107,7 @@ func TestDiscountAsking(t *testing.T) {
 // set words them, naming the wrong speaker) whose
 // words are those of a turn that asks the same thing: the turn that
 // answers must rank above it in hybrid search, as the API serves it.
-// Before askingDiscount, each question turn ranked first.
+// Before preferAnswers, each question turn ranked first.
 func TestQuestionsFindTheAnswerNotTheQuestion(t *testing.T) {
 	raw, err := os.ReadFile(testutil.SharedData(t, "locomo/locomo-dev.json"))
 	if err != nil {
@@ -110,26 +136,42 @@ func TestQuestionsFindTheAnswerNotTheQuestion(t *testing.T) {
 	}
 }
 
-// BenchmarkDiscountAsking measures what discountAsking adds to a search:
-// the candidates of a 10-hit search (40), mail-sized bodies (2 KiB, each
-// with a question mark), for a question (every body is read) and for
-// keywords (none is).
-func BenchmarkDiscountAsking(b *testing.B) {
+// BenchmarkPreferAnswers measures what preferAnswers adds to a search:
+// the candidates of a 10-hit search (40) in 8 threads, mail-sized bodies
+// (2 KiB), for a question where every candidate asks (each body read,
+// the replies looked up) and for keywords (nothing done).
+func BenchmarkPreferAnswers(b *testing.B) {
+	st := openTest(b)
+	ctx := context.Background()
 	items := newSynthMail(1).items(40)
-	for _, it := range items {
+	for i, it := range items {
+		it.Thread = fmt.Sprint(i % 8)
 		it.Body = "Can we talk about this? " + it.Body
 		for len(it.Body) < 2048 {
 			it.Body += " " + it.Body
 		}
 	}
+	if _, err := st.UpsertItems(ctx, items, store.UpsertOptions{}); err != nil {
+		b.Fatal(err)
+	}
+	stored := make([]*store.Item, len(items))
+	for i, it := range items {
+		var err error
+		if stored[i], err = st.ItemByExternalID(ctx, it.Source, it.ExternalID); err != nil {
+			b.Fatal(err)
+		}
+	}
+	s := New(st, nil, nil)
 	for _, query := range []string{"What did they decide about the budget?", "budget decision"} {
 		b.Run(query, func(b *testing.B) {
-			cands := make([]*candidate, len(items))
+			cands := make([]*candidate, len(stored))
 			for b.Loop() {
-				for i, it := range items {
-					cands[i] = &candidate{id: int64(i), score: 1 / float64(60+i), item: it}
+				for i, it := range stored {
+					cands[i] = &candidate{id: it.ID, score: 1 / float64(60+i), item: it}
 				}
-				discountAsking(cands, query)
+				if err := s.preferAnswers(ctx, cands, query); err != nil {
+					b.Fatal(err)
+				}
 			}
 		})
 	}

@@ -434,7 +434,9 @@ func (s *Searcher) runSearch(ctx context.Context, p *plan, v *Vectors) ([]Hit, e
 		ordered = keepNearSpellings(ordered, p.terms)
 	}
 
-	discountAsking(ordered, q.Text)
+	if err := s.preferAnswers(ctx, ordered, q.Text); err != nil {
+		return nil, err
+	}
 	if len(p.people) > 0 {
 		for _, c := range ordered {
 			if n := namesPeople(c.item, p.people); n > 0 {
