@@ -26,33 +26,42 @@ func TestKeywordHalfWithinScoreBudget(t *testing.T) {
 	}
 	add(3, "quarterly pipeline", "the pipeline capacity for the quarterly review")
 	add(12, "pipeline", "pipeline maintenance notes and more words")
+	add(5, "maintenance", "the pipeline is in this body only")
 	add(20, "quarterly", "quarterly numbers, nothing else of interest here")
 	add(100, "lunch", "unrelated mail about lunch")
 	f := newSearchFixture(t, items)
 	ctx := context.Background()
 
-	search := func(budget int64) ([]Hit, plan) {
+	search := func(text string, budget, read int64) ([]Hit, plan) {
 		t.Helper()
-		restore := []func(){setVar(&commonMinItems, 1), setVar(&commonShare, 1), setVar(&scoreBudget, budget)}
+		restore := []func(){setVar(&commonMinItems, 1), setVar(&commonShare, 1), setVar(&scoreBudget, budget), setVar(&readBudget, read)}
 		defer func() {
 			for _, r := range restore {
 				r()
 			}
 		}()
 		var p plan
-		f.s.keywordPlan(ctx, &p, parseQueryTerms("quarterly pipeline "))
-		return f.search(t, Query{Text: "quarterly pipeline ", Mode: ModeFTS, Limit: 50}), p
+		f.s.keywordPlan(ctx, &p, parseQueryTerms(text))
+		return f.search(t, Query{Text: text, Mode: ModeFTS, Limit: 50}), p
 	}
-	exact, p := search(math.MaxInt64)
-	if p.whole != "" {
+	titles := func(hits []Hit) map[string]int {
+		out := map[string]int{}
+		for _, h := range hits {
+			out[h.Item.Title]++
+		}
+		return out
+	}
+	const query = "quarterly pipeline "
+	exact, p := search(query, math.MaxInt64, math.MaxInt64)
+	if p.rare != "" || p.whole != "" {
 		t.Fatalf("within the budget the plan is %+v, want the OR alone", p)
 	}
-	budgeted, p := search(10)
+	budgeted, p := search(query, 21, math.MaxInt64)
 	if p.whole != `"quarterly" AND "pipeline"` || p.rare != `"pipeline"` {
 		t.Fatalf("over the budget: whole %q, rare %q; want every word, then the rarer one", p.whole, p.rare)
 	}
-	if len(budgeted) != 3+12 {
-		t.Fatalf("got %d hits, want the 3 with both words and the 12 with the rarer one: %v", len(budgeted), ids(budgeted))
+	if got := titles(budgeted); len(budgeted) != 3+12+5 || got["quarterly"] != 0 {
+		t.Fatalf("got %d hits %v, want the 3 with both words and the 17 with the rarer one", len(budgeted), got)
 	}
 	for i, h := range budgeted[:3] {
 		if h.Item.ExternalID != exact[i].Item.ExternalID || h.Score != exact[i].Score {
@@ -61,8 +70,24 @@ func TestKeywordHalfWithinScoreBudget(t *testing.T) {
 		}
 	}
 	for _, h := range budgeted[3:] {
-		if h.Item.Title != "pipeline" {
-			t.Errorf("%s (%q) after the whole matches, want the items with the rarer word", h.Item.ExternalID, h.Item.Title)
+		if h.Item.Title == "quarterly pipeline" {
+			t.Errorf("%s holds both words but comes after the items holding only one", h.Item.ExternalID)
+		}
+	}
+
+	// Too many to read, or one word alone over the budget: the rarest
+	// word in a subject or among the people.
+	for _, tc := range []struct {
+		text         string
+		budget, read int64
+	}{{query, 10, 30}, {"pipeline ", 10, math.MaxInt64}} {
+		hits, p := search(tc.text, tc.budget, tc.read)
+		if p.whole != "" || p.rare != `{title people} : ("pipeline")` {
+			t.Fatalf("%q, budgets %d/%d: whole %q, rare %q; want the rarest word in subjects and people",
+				tc.text, tc.budget, tc.read, p.whole, p.rare)
+		}
+		if got := titles(hits); len(hits) != 3+12 || got["maintenance"] != 0 {
+			t.Errorf("%q: got %d hits %v, want the 15 with the word in their subject", tc.text, len(hits), got)
 		}
 	}
 }

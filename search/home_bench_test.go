@@ -2,7 +2,9 @@ package search
 
 import (
 	"bufio"
+	"cmp"
 	"context"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -44,6 +46,7 @@ func BenchmarkSearchHome(b *testing.B) {
 		}
 	}
 	var lat, cpu []time.Duration
+	worst := map[string]time.Duration{} // the most CPU a query took
 	b.ResetTimer()
 	for i := 0; b.Loop(); i++ {
 		q := queries[i%len(queries)]
@@ -53,6 +56,12 @@ func BenchmarkSearchHome(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
+		worst[q] = max(worst[q], cpu[len(cpu)-1])
+	}
+	byCPU := slices.Collect(maps.Keys(worst))
+	slices.SortFunc(byCPU, func(a, b string) int { return cmp.Compare(worst[b], worst[a]) })
+	for _, q := range byCPU[:min(10, len(byCPU))] {
+		b.Logf("%6.1f ms CPU  %s", float64(worst[q].Microseconds())/1000, q)
 	}
 	pct := func(d []time.Duration, p float64) float64 {
 		slices.Sort(d)

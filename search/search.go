@@ -76,7 +76,7 @@ type plan struct {
 	q     Query
 	terms []queryTerm
 	fts   string // MATCH expression; "" if no words
-	// whole and rare replace fts when its words are in too many items
+	// rare (and whole) replace fts when its words are in too many items
 	// to score them all (see keywordPlan): every word, then the rarest.
 	whole, rare string
 	// unspaced are the words in scripts written without spaces, looked
@@ -167,11 +167,14 @@ func (s *Searcher) Search(ctx context.Context, q Query) ([]Hit, error) {
 // Words in more than commonShare of all items are left out of the keyword
 // half when the query has rarer ones (from commonMinItems items up).
 // Above scoreBudget items holding any of the words, the keyword half
-// scores those holding every word and those holding the rarest ones.
+// scores those holding every word and those holding the rarest ones;
+// above readBudget, only those with the rarest words in a subject or
+// among their people (see keywordPlan).
 var (
 	commonShare    = 0.1
 	commonMinItems = int64(10000)
 	scoreBudget    = int64(2000)
+	readBudget     = int64(100000)
 )
 
 // keywordPlan sets the plan's keyword expressions for its spaced terms.
@@ -191,9 +194,16 @@ var (
 // rest), and, when they are too few, those that hold the rarest words
 // within the budget. BM25 of an item is the sum of its words' scores:
 // an item holding every word gets the same score as from the OR.
+//
+// Even reading is too much when the words are in a tenth of a million
+// items each (BM25 reads every match again to count them): above
+// readBudget matches, and when the rarest word alone is over the score
+// budget, the keyword half takes the items holding the rarest words in a
+// subject or among their people, the columns BM25 weighs most, a few
+// percent of their matches.
 func (s *Searcher) keywordPlan(ctx context.Context, p *plan, terms []queryTerm) {
 	p.fts = ftsExpression(terms)
-	if len(terms) < 2 {
+	if len(terms) == 0 {
 		return
 	}
 	type counted struct {
@@ -225,8 +235,11 @@ func (s *Searcher) keywordPlan(ctx context.Context, p *plan, terms []queryTerm) 
 		terms = append(terms, c.t)
 	}
 	p.fts = ftsExpression(terms)
-	if len(kept) < 2 || sum <= scoreBudget {
+	if sum <= scoreBudget {
 		return
+	}
+	if len(kept) >= 2 && sum <= readBudget {
+		p.whole = ftsAllExpression(terms)
 	}
 	slices.SortStableFunc(kept, func(a, b counted) int { return cmp.Compare(a.df, b.df) })
 	rare := []queryTerm{kept[0].t}
@@ -234,7 +247,10 @@ func (s *Searcher) keywordPlan(ctx context.Context, p *plan, terms []queryTerm) 
 		sum += kept[i].df
 		rare = append(rare, kept[i].t)
 	}
-	p.whole, p.rare = ftsAllExpression(terms), ftsExpression(rare)
+	p.rare = ftsExpression(rare)
+	if kept[0].df > scoreBudget {
+		p.rare = "{title people} : (" + p.rare + ")"
+	}
 }
 
 // filterSQL builds the conditions on items i for the query's filters and
@@ -487,15 +503,18 @@ func (s *Searcher) ftsSearch(ctx context.Context, p *plan, n int) ([]ftsRow, err
 	if len(p.unspaced) > 0 {
 		return s.unspacedSearch(ctx, p, n)
 	}
-	if p.whole == "" {
+	if p.rare == "" {
 		return s.ftsRanked(ctx, p, p.fts, n)
 	}
 	// Too many items hold some word to score them all (keywordPlan):
 	// those holding every word, then, if they are too few, those holding
 	// the rarest words.
-	out, err := s.ftsRanked(ctx, p, p.whole, n)
-	if err != nil || len(out) >= n {
-		return out, err
+	var out []ftsRow
+	if p.whole != "" {
+		var err error
+		if out, err = s.ftsRanked(ctx, p, p.whole, n); err != nil || len(out) >= n {
+			return out, err
+		}
 	}
 	more, err := s.ftsRanked(ctx, p, p.rare, n)
 	if err != nil {
