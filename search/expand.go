@@ -2,6 +2,7 @@ package search
 
 import (
 	"context"
+	"slices"
 	"strings"
 )
 
@@ -12,14 +13,15 @@ import (
 const askingDiscount = 0.3
 
 // preferAnswers orders the candidates (items loaded) of a query asked as
-// a question for answers: the reply to a candidate that mostly asks
-// (the next message in its thread, when it is a candidate too) gets at
-// least the score the asking one had, and the asking one is scored down
-// by askingDiscount. On LoCoMo the turn asking "What made you pick it?"
-// ranked first, the answer third. Keyword queries are left alone.
-func (s *Searcher) preferAnswers(ctx context.Context, cands []*candidate, query string) error {
-	if !isQuestion(query) {
-		return nil
+// a question for answers: the reply to a candidate that mostly asks (the
+// next message in its thread) gets at least the score the asking one had,
+// joining the candidates if it was not one (as found like its question),
+// and the asking one is scored down by askingDiscount. On LoCoMo the turn
+// asking "What made you pick it?" ranked first, the answer third.
+// Keyword queries are left alone.
+func (s *Searcher) preferAnswers(ctx context.Context, p *plan, cands []*candidate) ([]*candidate, error) {
+	if !isQuestion(p.q.Text) {
+		return cands, nil
 	}
 	var asking []*candidate
 	for _, c := range cands {
@@ -28,7 +30,7 @@ func (s *Searcher) preferAnswers(ctx context.Context, cands []*candidate, query 
 		}
 	}
 	if len(asking) == 0 {
-		return nil
+		return cands, nil
 	}
 	ids := make([]int64, len(asking))
 	for i, c := range asking {
@@ -36,16 +38,41 @@ func (s *Searcher) preferAnswers(ctx context.Context, cands []*candidate, query 
 	}
 	nb, err := threadNeighbours(ctx, s.db, ids)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	byID := make(map[int64]*candidate, len(cands))
 	for _, c := range cands {
 		byID[c.id] = c
 	}
+	var missing []int64
 	for _, c := range asking {
-		if reply := byID[nb[c.id][1]]; reply != nil && reply.score < c.score {
-			reply.score = c.score
+		if next := nb[c.id][1]; next != 0 && byID[next] == nil {
+			missing = append(missing, next)
 		}
+	}
+	pass, err := s.passing(ctx, p, missing) // a reply outside the period is not one
+	if err != nil {
+		return nil, err
+	}
+	missing = slices.DeleteFunc(missing, func(id int64) bool { return !pass[id] })
+	replies, err := s.st.ItemsByID(ctx, missing)
+	if err != nil {
+		return nil, err
+	}
+	for _, it := range replies {
+		c := &candidate{id: it.ID, item: it}
+		byID[it.ID] = c
+		cands = append(cands, c)
+	}
+	for _, c := range asking {
+		reply := byID[nb[c.id][1]]
+		if reply == nil || reply.score >= c.score {
+			continue
+		}
+		if reply.ftsRank == 0 && reply.vecRank == 0 {
+			reply.ftsRank, reply.vecRank = c.ftsRank, c.vecRank // found through its question
+		}
+		reply.score = c.score
 	}
 	for _, c := range asking {
 		if c.score < 0 {
@@ -54,7 +81,7 @@ func (s *Searcher) preferAnswers(ctx context.Context, cands []*candidate, query 
 			c.score *= 1 - askingDiscount
 		}
 	}
-	return nil
+	return cands, nil
 }
 
 // isQuestion reports whether a query is asked as a question: it ends with

@@ -92,13 +92,62 @@ func TestPreferAnswers(t *testing.T) {
 			score := map[string]float64{"ask": 1.2, "reply": 0.5, "other": 1.0, "last": -1.5}[name]
 			cands = append(cands, &candidate{id: byName[name].ID, score: score, item: byName[name]})
 		}
-		if err := s.preferAnswers(ctx, cands, tc.query); err != nil {
+		if _, err := s.preferAnswers(ctx, &plan{q: Query{Text: tc.query}, where: "1"}, cands); err != nil {
 			t.Fatal(err)
 		}
 		for _, c := range cands {
 			if want := tc.want[c.item.ExternalID]; math.Abs(c.score-want) > 1e-9 {
 				t.Errorf("%q: %s scored %v, want %v", tc.query, c.item.ExternalID, c.score, want)
 			}
+		}
+	}
+}
+
+// TestPreferAnswersAddsTheReply: a reply that was no candidate joins as
+// found like its question, unless the search's filters leave it out.
+func TestPreferAnswersAddsTheReply(t *testing.T) {
+	st := openTest(t)
+	ctx := context.Background()
+	at := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
+	if _, err := st.UpsertItems(ctx, []*store.Item{
+		{Source: "chat", ExternalID: "ask", Kind: "message", Thread: "t1", Time: at, Body: "Which band did you see?"},
+		{Source: "chat", ExternalID: "reply", Kind: "message", Thread: "t1", Time: at.Add(24 * time.Hour), Body: "Summer Sounds, a pop group."},
+	}, store.UpsertOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	ask, err := st.ItemByExternalID(ctx, "chat", "ask")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := New(st, nil, nil)
+	for _, tc := range []struct {
+		name      string
+		where     string
+		args      []any
+		wantReply bool
+	}{
+		{"no filter", "1", nil, true},
+		{"a period without the reply", "i.time < ?", []any{at.Add(time.Hour).UnixMilli()}, false},
+	} {
+		cands := []*candidate{{id: ask.ID, score: 0.03, ftsRank: 2, vecRank: 5, item: ask}}
+		got, err := s.preferAnswers(ctx, &plan{q: Query{Text: "What band did she see?"}, where: tc.where, args: tc.args}, cands)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !tc.wantReply {
+			if len(got) != 1 {
+				t.Errorf("%s: %d candidates, want only the question", tc.name, len(got))
+			}
+			continue
+		}
+		if len(got) != 2 || got[1].item.ExternalID != "reply" {
+			t.Fatalf("%s: candidates %v, want the reply added", tc.name, got)
+		}
+		if r := got[1]; r.score != 0.03 || r.ftsRank != 2 || r.vecRank != 5 {
+			t.Errorf("%s: reply score %v ranks %d/%d, want its question's 0.03, 2/5", tc.name, r.score, r.ftsRank, r.vecRank)
+		}
+		if got[0].score >= got[1].score {
+			t.Errorf("%s: question %v not below its reply %v", tc.name, got[0].score, got[1].score)
 		}
 	}
 }
@@ -169,7 +218,7 @@ func BenchmarkPreferAnswers(b *testing.B) {
 				for i, it := range stored {
 					cands[i] = &candidate{id: it.ID, score: 1 / float64(60+i), item: it}
 				}
-				if err := s.preferAnswers(ctx, cands, query); err != nil {
+				if _, err := s.preferAnswers(ctx, &plan{q: Query{Text: query}, where: "1"}, cands); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -450,7 +450,7 @@ func (s *Searcher) runSearch(ctx context.Context, p *plan, v *Vectors) ([]Hit, e
 		ordered = keepNearSpellings(ordered, p.terms)
 	}
 
-	if err := s.preferAnswers(ctx, ordered, q.Text); err != nil {
+	if ordered, err = s.preferAnswers(ctx, p, ordered); err != nil {
 		return nil, err
 	}
 	if len(p.people) > 0 {
