@@ -255,6 +255,7 @@ const scanBlock = 2048
 func (x *vecIndex) scan(ts []term, first, last, n int) []vecHit {
 	var buf [scanBlock]float32
 	top := make(vecHeap, 0, n)
+	var floor float32 // what a slot must beat to be kept
 	for from := first; from < last; from += scanBlock {
 		to := min(last, from+scanBlock)
 		s := buf[:to-from]
@@ -275,9 +276,12 @@ func (x *vecIndex) scan(ts []term, first, last, n int) []vecHit {
 		scale := x.scale[from:to]
 		scale = scale[:len(s)]
 		for i, v := range s {
+			// One comparison a slot, nearly always false once the
+			// heap is full: a slot needs more than nothing in common
+			// (free slots have scale 0) and more than the worst kept.
 			sim := v * scale[i]
-			if sim <= 0 || (len(top) == n && sim <= top[0].sim) {
-				continue // free slots have scale 0
+			if sim <= floor {
+				continue
 			}
 			h := vecHit{x.items[from+i], sim}
 			if len(top) < n {
@@ -285,6 +289,9 @@ func (x *vecIndex) scan(ts []term, first, last, n int) []vecHit {
 			} else {
 				top[0] = h
 				heap.Fix(&top, 0)
+			}
+			if len(top) == n {
+				floor = top[0].sim
 			}
 		}
 	}
