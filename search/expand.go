@@ -2,6 +2,7 @@ package search
 
 import (
 	"context"
+	"regexp"
 	"slices"
 	"strings"
 )
@@ -129,4 +130,15 @@ func mostlyAsks(text string) bool {
 	}
 	all += words
 	return 2*asked >= all
+}
+
+// questionFrame is the frame of a question that names a kind of thing
+// ("what kind of art", "which types of pottery"): the frame's noun
+// matches any "kind words" and "type of music" elsewhere, not the thing.
+var questionFrame = regexp.MustCompile(`(?i)\b(what|which)\s+(kinds?|types?|sorts?)\s+of\b`)
+
+// questionFocus drops the frame of a question about a kind of thing,
+// keeping the question word.
+func questionFocus(text string) string {
+	return questionFrame.ReplaceAllString(text, "$1")
 }

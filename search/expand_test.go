@@ -33,6 +33,20 @@ func TestIsQuestion(t *testing.T) {
 	}
 }
 
+func TestQuestionFocus(t *testing.T) {
+	for in, want := range map[string]string{
+		"What kind of art does Caroline make?":  "What art does Caroline make?",
+		"which TYPES of pottery have they made": "which pottery have they made",
+		"What sort of music?":                   "What music?",
+		"kind words from Rick":                  "kind words from Rick",
+		"what is the type of contract":          "what is the type of contract",
+	} {
+		if got := questionFocus(in); got != want {
+			t.Errorf("questionFocus(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
 func TestMostlyAsks(t *testing.T) {
 	for _, tc := range []struct {
 		text string
@@ -168,20 +182,29 @@ func TestQuestionsFindTheAnswerNotTheQuestion(t *testing.T) {
 	}
 	items, last := locomoItems(t, samples[0].Conversation) // Caroline and Melanie
 	s := newSearchFixture(t, items).s
+	search := func(question string) []string {
+		t.Helper()
+		hits, err := s.Search(context.Background(), Query{Text: question, Limit: 25, Now: last.Add(24 * time.Hour), Location: time.UTC})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ids(hits)
+	}
 	for _, tc := range []struct{ question, answer, asks string }{
 		{"Why did Melanie choose the adoption agency?", "D2:12", "D2:11"},            // "What made you pick it?"
 		{"What does Melanie's necklace symbolize?", "D4:3", "D4:2"},                  // "Love the necklace, any special meaning to it?"
 		{"What is Melanie excited about in her adoption process?", "D2:14", "D2:13"}, // "Anything you're excited for in the adoption process?"
 	} {
-		hits, err := s.Search(context.Background(), Query{Text: tc.question, Limit: 25, Now: last.Add(24 * time.Hour), Location: time.UTC})
-		if err != nil {
-			t.Fatal(err)
-		}
-		got := ids(hits)
+		got := search(tc.question)
 		a, q := slices.Index(got, tc.answer), slices.Index(got, tc.asks)
 		if a < 0 || (q >= 0 && q < a) {
 			t.Errorf("%q: answer %s at %d, the turn asking %s at %d (0-based; -1 missing): %v", tc.question, tc.answer, a, tc.asks, q, got[:min(5, len(got))])
 		}
+	}
+	// "What kind of art": the frame's "kind" matched "Your kind words
+	// mean a lot" (D4:17), the first hit before questionFocus.
+	if got := search("What kind of art does Caroline make?"); slices.Contains(got[:min(10, len(got))], "D4:17") {
+		t.Errorf("what kind of art: the kind words turn D4:17 is in the top 10: %v", got[:10])
 	}
 }
 

@@ -116,7 +116,7 @@ func (s *Searcher) Search(ctx context.Context, q Query) ([]Hit, error) {
 		q.Mode = ModeFTS
 	}
 
-	text := q.Text
+	text := questionFocus(q.Text)
 	dr, rest, hasDate := parseDates(text, q.Now.In(q.Location))
 	if hasDate {
 		text = rest
