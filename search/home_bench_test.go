@@ -63,14 +63,7 @@ func BenchmarkSearchHome(b *testing.B) {
 	for _, q := range byCPU[:min(10, len(byCPU))] {
 		b.Logf("%6.1f ms CPU  %s", float64(worst[q].Microseconds())/1000, q)
 	}
-	pct := func(d []time.Duration, p float64) float64 {
-		slices.Sort(d)
-		return float64(d[min(len(d)-1, int(p*float64(len(d))))].Microseconds()) / 1000
-	}
-	b.ReportMetric(pct(lat, 0.50), "p50-ms")
-	b.ReportMetric(pct(lat, 0.95), "p95-ms")
-	b.ReportMetric(pct(cpu, 0.50), "cpu-p50-ms")
-	b.ReportMetric(pct(cpu, 0.95), "cpu-p95-ms")
+	reportLatency(b, lat, cpu)
 }
 
 func readLines(b *testing.B, path string) []string {
