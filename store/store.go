@@ -279,7 +279,14 @@ func (s *Store) IntegrityCheck(ctx context.Context) (string, error) {
 func (s *Store) Tx(ctx context.Context, fn func(*Tx) error) error {
 	var t *Tx
 	err := InTx(ctx, s.db, func(tx *sql.Tx) error {
-		t = &Tx{tx: tx, ctx: ctx, now: s.now()}
+		// The statements run without the caller's cancellation: with a
+		// context that can end, the SQLite driver runs every statement
+		// on a goroutine of its own and waits for it, about a sixth of
+		// an import's CPU time (20k bench mails, import alone: 4.4-5.2
+		// against 3.5-4.6 CPU-s). Cancelling still stops the
+		// transaction: database/sql rolls it back when ctx ends, after
+		// the statement running then, and the next one fails.
+		t = &Tx{tx: tx, ctx: context.WithoutCancel(ctx), now: s.now()}
 		return fn(t)
 	})
 	if err == nil && t.itemsStored {
@@ -379,7 +386,8 @@ func (t *Tx) QueryRowContext(ctx context.Context, query string, args ...any) *sq
 	return st.QueryRowContext(ctx, args...)
 }
 
-// Context is the context the transaction runs under.
+// Context is the context of the transaction's statements: the caller's
+// values, without its cancellation (Store.Tx).
 func (t *Tx) Context() context.Context { return t.ctx }
 
 // Now is the clock reading the transaction started with.
