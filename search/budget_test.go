@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -97,4 +98,56 @@ func setVar[T any](v *T, x T) func() {
 	old := *v
 	*v = x
 	return func() { *v = old }
+}
+
+// In a large store a word is counted among the newest ids and scaled to
+// the store; a rare word is counted exactly, and so is every word in a
+// store under sampleFrom items.
+func TestTermCountsSampledInALargeStore(t *testing.T) {
+	at := time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
+	var items []*store.Item
+	want := map[string]int64{}
+	for i := range 3000 {
+		body := "unrelated words"
+		switch {
+		case i%500 == 1:
+			body = "a rare zeppelin"
+		case i < 1500 && i%3 == 0, i >= 1500 && i%2 == 0: // twice as common in the newer half
+			body = "common pipeline words"
+		}
+		for _, w := range []string{"zeppelin", "pipeline"} {
+			if strings.Contains(body, w) {
+				want[w]++
+			}
+		}
+		items = append(items, mail(fmt.Sprintf("m%d", i), fmt.Sprintf("t%d", i), at.Add(time.Duration(i)*time.Minute),
+			"a@example.com", "note", body))
+	}
+	f := newSearchFixture(t, items)
+	ctx := context.Background()
+	count := func(word string) int64 {
+		t.Helper()
+		f.s.terms = termCache{} // counted afresh under the limits set now
+		df, n, ok := f.s.termFreq(ctx, `"`+word+`"`)
+		if !ok || n != 3000 {
+			t.Fatalf("termFreq(%q): ok %v, %d items, want 3000", word, ok, n)
+		}
+		return df
+	}
+	if got := count("pipeline"); got != want["pipeline"] {
+		t.Fatalf("below sampleFrom: pipeline counted %d, want exactly %d", got, want["pipeline"])
+	}
+	defer setVar(&sampleFrom, 1000)()
+	defer setVar(&sampleSpan, 600)()
+	defer setVar(&exactBelow, 20)()
+	// The newest 600 ids hold 300 pipelines: scaled to 3,000 ids, 1,500.
+	if got := count("pipeline"); got != 1500 {
+		t.Errorf("sampled: pipeline counted %d, want 1500 (the newest 600 ids' 300, scaled; %d exactly)", got, want["pipeline"])
+	}
+	if got := count("zeppelin"); got != want["zeppelin"] {
+		t.Errorf("sampled: the rare zeppelin counted %d, want exactly %d", got, want["zeppelin"])
+	}
+	if got := count("absent"); got != 0 {
+		t.Errorf("sampled: a word in no item counted %d", got)
+	}
 }
