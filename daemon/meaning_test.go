@@ -118,12 +118,7 @@ func foundBy(t testing.TB, c *api.Client, mode, query, id string) bool {
 func TestStoredItemsAreFoundByMeaning(t *testing.T) {
 	app, c := runningDaemon(t)
 	// Steady state: the daemon already holds mail with vectors.
-	var old []map[string]any
-	for i := range 50 {
-		old = append(old, map[string]any{"id": fmt.Sprintf("old%d", i), "time": "2024-03-01T09:00:00Z",
-			"title": fmt.Sprintf("Weekly status quib%d", i), "text": "The pipeline capacity report and the desk's positions for this week."})
-	}
-	importLines(t, c, old...)
+	importLines(t, c, statusMails("old", 50, "Weekly status quib", "The pipeline capacity report and the desk's positions for this week.")...)
 	waitFor(t, "the old mail's vectors", func() bool { return foundBy(t, c, search.ModeVector, "weekly status quib7", "old7") })
 
 	importLines(t, c, map[string]any{"id": "goat", "time": "2024-03-02T09:00:00Z",
@@ -147,12 +142,7 @@ func TestStoredItemsAreFoundByMeaning(t *testing.T) {
 // asks for under a second at steady state.
 func BenchmarkFoundByMeaning(b *testing.B) {
 	app, c := runningDaemon(b)
-	var docs []map[string]any
-	for i := range 2000 {
-		docs = append(docs, map[string]any{"id": fmt.Sprintf("seed%d", i), "time": "2024-03-01T09:00:00Z",
-			"title": fmt.Sprintf("Status quib%d", i), "text": "Report on the pipeline capacity and the desk's positions."})
-	}
-	importLines(b, c, docs...)
+	importLines(b, c, statusMails("seed", 2000, "Status quib", "Report on the pipeline capacity and the desk's positions.")...)
 	waitFor(b, "the seed items' vectors", func() bool { return foundBy(b, c, search.ModeVector, "status quib1999", "seed1999") })
 	i := 0
 	for b.Loop() {
@@ -161,4 +151,15 @@ func BenchmarkFoundByMeaning(b *testing.B) {
 		collect(b, app, id, "Note "+word, "A note about "+word+" and the picnic.")
 		waitFor(b, id+" to be found by meaning", func() bool { return foundBy(b, c, search.ModeVector, word, id) })
 	}
+}
+
+// statusMails are n JSONL mails with ids prefix0… and titles title0…, one
+// text: each is told apart by its title's number.
+func statusMails(prefix string, n int, title, text string) []map[string]any {
+	var out []map[string]any
+	for i := range n {
+		out = append(out, map[string]any{"id": fmt.Sprintf("%s%d", prefix, i), "time": "2024-03-01T09:00:00Z",
+			"title": fmt.Sprintf("%s%d", title, i), "text": text})
+	}
+	return out
 }
