@@ -151,3 +151,36 @@ func TestTermCountsSampledInALargeStore(t *testing.T) {
 		t.Errorf("sampled: a word in no item counted %d", got)
 	}
 }
+
+// In a large store a last word the index holds as it is counts as typed to
+// the end, not as a prefix: a prefix reads every longer word's matches.
+func TestLastWordHeldAsItIsIsNoPrefixAtScale(t *testing.T) {
+	at := time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
+	items := []*store.Item{
+		mail("m1", "t1", at, "a@example.com", "budget", "the budget for march"),
+		mail("m2", "t2", at.Add(time.Hour), "a@example.com", "budgetary", "budgetary questions"),
+	}
+	f := newSearchFixture(t, items)
+	ctx := context.Background()
+	plan := func(text string) string {
+		t.Helper()
+		f.s.terms = termCache{}
+		var p plan
+		f.s.keywordPlan(ctx, &p, parseQueryTerms(text))
+		return p.fts
+	}
+	if got := plan("march budget"); got != `"march" OR "budget"*` {
+		t.Errorf("small store: %q, want the last word as a prefix", got)
+	}
+	defer setVar(&commonMinItems, 1)()
+	defer setVar(&commonShare, 1)()
+	for text, want := range map[string]string{
+		"march budget":  `"march" OR "budget"`,  // held as it is
+		"march budg":    `"march" OR "budg"*`,   // unfinished
+		"march budget*": `"march" OR "budget"*`, // asked for
+	} {
+		if got := plan(text); got != want {
+			t.Errorf("large store, %q: %q, want %q", text, got, want)
+		}
+	}
+}

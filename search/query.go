@@ -11,6 +11,8 @@ type queryTerm struct {
 	Words  []string // lower-case; one word unless Phrase
 	Phrase bool
 	Prefix bool // also match words starting with the word
+	// Unfinished: Prefix only because the word ends the query.
+	Unfinished bool
 	// Per word, worked out once for matching texts (see matches).
 	stems    []string
 	unspaced []bool
@@ -101,16 +103,13 @@ func parseQueryTerms(text string) []queryTerm {
 			if w.End < len(segment) {
 				next = segment[w.End]
 			}
-			var prefix bool
-			switch {
-			case next == '*':
-				prefix = true
-			case atEnd && w.End == len(segment) && len([]rune(w.Word)) >= 3 && !tokenize.StopWord(w.Word):
-				// The last word of a query without a closing space or
-				// punctuation may be unfinished.
-				prefix = true
-			}
-			add(newTerm([]string{w.Word}, false, prefix), tokenize.StopWord(w.Word) && !prefix)
+			// The last word of a query without a closing space or
+			// punctuation may be unfinished.
+			unfinished := next != '*' && atEnd && w.End == len(segment) && len([]rune(w.Word)) >= 3 && !tokenize.StopWord(w.Word)
+			prefix := next == '*' || unfinished
+			t := newTerm([]string{w.Word}, false, prefix)
+			t.Unfinished = unfinished
+			add(t, tokenize.StopWord(w.Word) && !prefix)
 		}
 		i += j
 	}

@@ -213,6 +213,15 @@ func (s *Searcher) keywordPlan(ctx context.Context, p *plan, terms []queryTerm) 
 	var all []counted
 	var n int64
 	for _, t := range terms {
+		if t.Unfinished {
+			// An unfinished-looking last word the index holds as it is
+			// was typed to the end: its prefix would read every longer
+			// word's matches too (four times the reading for the
+			// bench's words at a million).
+			if df, total, ok := s.termFreq(ctx, ftsExpression([]queryTerm{{Words: t.Words}})); ok && total >= commonMinItems && df > 0 {
+				t.Prefix = false
+			}
+		}
 		df, total, ok := s.termFreq(ctx, ftsExpression([]queryTerm{t}))
 		if !ok || total < commonMinItems {
 			return // a small store: every item can be scored
