@@ -69,7 +69,11 @@ func (a *App) openProactive(ctx context.Context, b *api.Backends) error {
 	if err := a.registerExecutor(executor.Automation{Store: a.store}); err != nil {
 		return err
 	}
-	p.sched = schedule.New(schedule.Options{Location: cfg.Location, Log: a.log.With("component", "scheduler"), Health: a.health})
+	since, err := a.firstRun(ctx)
+	if err != nil {
+		return err
+	}
+	p.sched = schedule.New(schedule.Options{Location: cfg.Location, Since: since, Log: a.log.With("component", "scheduler"), Health: a.health})
 	for _, j := range p.engine.Jobs() {
 		if err := p.sched.Add(j); err != nil {
 			return fmt.Errorf("proactive: %w", err)
@@ -195,4 +199,30 @@ func (a *App) engineBrain() proactive.Brain {
 		return nil
 	}
 	return a.agent.jobs
+}
+
+// firstRunKey is the meta key holding when the daemon first ran on the home.
+const firstRunKey = "daemon.first_run"
+
+// firstRun returns when the daemon first ran on this home, recording now
+// (the scheduler's wall clock) on the first run: a morning briefing slot
+// before it was not missed, and a new home is not greeted with one.
+func (a *App) firstRun(ctx context.Context) (time.Time, error) {
+	v, err := a.store.Meta(ctx, firstRunKey)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("proactive: %w", err)
+	}
+	if v != "" {
+		t, err := time.Parse(time.RFC3339Nano, v)
+		if err == nil {
+			return t, nil
+		}
+		a.log.Warn("unreadable first run time; recording a new one", "value", v, "err", err)
+	}
+	now := schedule.RealClock{}.Now()
+	err = a.store.Tx(ctx, func(tx *store.Tx) error { return tx.SetMeta(firstRunKey, now.UTC().Format(time.RFC3339Nano)) })
+	if err != nil {
+		return time.Time{}, fmt.Errorf("proactive: record the first run: %w", err)
+	}
+	return now, nil
 }

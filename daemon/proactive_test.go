@@ -125,3 +125,33 @@ func TestProactiveWired(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// The daemon records when it first ran on a home, once: the scheduler
+// catches up only a morning briefing missed after it, so a new home is
+// not greeted by one whatever the time of day (schedule's
+// TestStartCatchesUpTodaysMorningBriefingOnce has the rule).
+func TestFirstRunOnAHomeIsRecordedOnce(t *testing.T) {
+	cfg := config.Default(t.TempDir())
+	cfg.Location = time.UTC
+	firstRun := func() string {
+		t.Helper()
+		app, err := Open(context.Background(), cfg, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer app.Close()
+		v, err := app.store.Meta(context.Background(), firstRunKey)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	first := firstRun()
+	at, err := time.Parse(time.RFC3339Nano, first)
+	if err != nil || time.Since(at) > time.Minute || time.Since(at) < 0 {
+		t.Fatalf("first run recorded as %q (%v), want the wall clock at the first Open", first, err)
+	}
+	if again := firstRun(); again != first {
+		t.Errorf("the second Open recorded the first run as %q, want %q kept", again, first)
+	}
+}

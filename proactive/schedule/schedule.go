@@ -52,6 +52,9 @@ type Options struct {
 	// Grace is how late a run may start and still count as on time
 	// (default 2 minutes). Later than that, the slot was missed.
 	Grace time.Duration
+	// Since is when the daemon first ran on this home: a slot before it
+	// was not missed, so it is not caught up (zero: every slot counts).
+	Since time.Time
 	// MaxWait is the longest single wait (default 1 minute), so a wake
 	// from sleep is noticed within it even though timers stop during a
 	// suspend.
@@ -322,7 +325,7 @@ func (s *Scheduler) noticeJump(prev, now time.Time, wait time.Duration) {
 
 // catchUp reports whether a missed slot of e is still worth running late.
 func (s *Scheduler) catchUp(e *entry, slot, now time.Time) bool {
-	if e.job.CatchUp <= 0 || now.Sub(slot) > e.job.CatchUp {
+	if e.job.CatchUp <= 0 || now.Sub(slot) > e.job.CatchUp || slot.Before(s.o.Since) {
 		return false
 	}
 	a, b := slot.In(s.o.Location), now.In(s.o.Location)

@@ -200,17 +200,20 @@ func TestStartCatchesUpTodaysMorningBriefingOnce(t *testing.T) {
 		name    string
 		started time.Time
 		late    int
-		onTime  int // run by the first tick: the slot is within the grace period
+		onTime  int       // run by the first tick: the slot is within the grace period
+		since   time.Time // the daemon's first run on the home
 	}{
-		{"daemon started at 09:00", time.Date(2001, 10, 23, 9, 0, 0, 0, chicago), 1, 0},
-		{"daemon started at 06:00", time.Date(2001, 10, 23, 6, 0, 0, 0, chicago), 0, 0},
-		{"daemon started at 07:01 (within grace)", time.Date(2001, 10, 23, 7, 1, 0, 0, chicago), 0, 1},
-		{"daemon started at 21:00 (too late)", time.Date(2001, 10, 23, 21, 0, 0, 0, chicago), 0, 0},
+		{"daemon started at 09:00", time.Date(2001, 10, 23, 9, 0, 0, 0, chicago), 1, 0, time.Time{}},
+		{"daemon started at 06:00", time.Date(2001, 10, 23, 6, 0, 0, 0, chicago), 0, 0, time.Time{}},
+		{"daemon started at 07:01 (within grace)", time.Date(2001, 10, 23, 7, 1, 0, 0, chicago), 0, 1, time.Time{}},
+		{"daemon started at 21:00 (too late)", time.Date(2001, 10, 23, 21, 0, 0, 0, chicago), 0, 0, time.Time{}},
+		{"home first run at 08:00, restarted at 09:00 (nothing missed)", time.Date(2001, 10, 23, 9, 0, 0, 0, chicago), 0, 0, time.Date(2001, 10, 23, 8, 0, 0, 0, chicago)},
+		{"home first run at 06:30, restarted at 09:00", time.Date(2001, 10, 23, 9, 0, 0, 0, chicago), 1, 0, time.Date(2001, 10, 23, 6, 30, 0, 0, chicago)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			clock := NewSimClock(tt.started)
-			s := New(Options{Location: chicago, Clock: clock})
+			s := New(Options{Location: chicago, Clock: clock, Since: tt.since})
 			rec := &recorder{}
 			if err := s.Add(Job{Name: "morning", Spec: "0 7 * * *", CatchUp: 12 * time.Hour, Run: rec.job(clock)}); err != nil {
 				t.Fatal(err)
