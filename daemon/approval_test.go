@@ -126,6 +126,10 @@ func (e *approvalE2E) start() {
 	e.app, e.cancel, e.done = app, cancel, make(chan error, 1)
 	go func() { e.done <- app.Run(ctx) }()
 	e.wait("the bot registered its commands", func() bool { return len(e.tg.Commands()) > 0 })
+	// The API listens from its own goroutine: tests that call it wait
+	// for it too, not only for the bot.
+	c := api.NewUnixClient(e.cfg.Path(api.SocketName))
+	e.wait("the local API listening", func() bool { return c.Ping(ctx) == nil })
 }
 
 // stop ends the daemon as a kill would: whatever is in flight stays as it is.
