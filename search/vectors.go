@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"math"
 	"runtime"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
@@ -152,6 +153,11 @@ func (v *Vectors) Notify() {
 	}
 }
 
+// bulkIndexed is how many items indexed since the last release make the
+// indexer return freed memory to the system once it has been quiet for a
+// poll.
+const bulkIndexed = 100_000
+
 // Run loads the index, then keeps it in step with the items until ctx is
 // done: it embeds queued items, drops deleted ones, retries a failing
 // embedder with backoff and re-embeds everything when the embedder changed.
@@ -160,7 +166,8 @@ func (v *Vectors) Run(ctx context.Context) error {
 		return err
 	}
 	failing := retry.Policy{Initial: time.Second, Max: 5 * time.Minute}.Backoff()
-	busy := false
+	indexed := 0      // since the queue last drained
+	sinceRelease := 0 // since memory was last given back
 	for {
 		n, err := v.IndexPending(ctx)
 		var wait time.Duration
@@ -173,25 +180,33 @@ func (v *Vectors) Run(ctx context.Context) error {
 			v.setStatus(func(s *VectorStatus) { s.State, s.LastError = VectorsFailing, err })
 		case n > 0:
 			failing.Reset()
-			busy = true
+			indexed += n
 			continue
 		default:
 			failing.Reset()
 			wait = v.opts.Poll
-			if busy {
+			if indexed > 0 {
 				// The indexer is the last writer of an import: the
 				// write-ahead log it leaves goes back to the database.
-				busy = false
 				if err := v.st.Checkpoint(ctx); err != nil {
 					v.log.Warn("checkpoint after indexing", "err", err)
 				}
 			}
+			sinceRelease += indexed
+			indexed = 0
 		}
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-v.wake:
 		case <-time.After(wait):
+			if sinceRelease >= bulkIndexed {
+				// Quiet for a poll after bulk indexing: the arrays the
+				// index outgrew are garbage; give them back now rather
+				// than at the scavenger's pace.
+				debug.FreeOSMemory()
+				sinceRelease = 0
+			}
 		}
 	}
 }
