@@ -70,7 +70,7 @@ func TestBudgetPausesBackgroundWorkButNotChat(t *testing.T) {
 func TestBudgetResetsAtOwnersMidnight(t *testing.T) {
 	b := newBackend(t, "anthropic")
 	h := newHarness(t, pricedCfg(b))
-	h.setNow(time.Date(2025, 6, 2, 23, 50, 0, 0, berlin)) // 21:50 UTC
+	h.clock.Set(time.Date(2025, 6, 2, 23, 50, 0, 0, berlin)) // 21:50 UTC
 	b.script(llm.Turn{Text: "x", InputTokens: 1000})
 	if _, err := h.r.Chat(context.Background(), userReq(router.TaskBriefing, "brief")); err != nil {
 		t.Fatal(err)
@@ -78,7 +78,7 @@ func TestBudgetResetsAtOwnersMidnight(t *testing.T) {
 	if _, err := h.r.Chat(context.Background(), userReq(router.TaskBriefing, "brief")); !errors.Is(err, router.ErrBudgetExceeded) {
 		t.Fatalf("before midnight: %v", err)
 	}
-	h.setNow(time.Date(2025, 6, 3, 0, 5, 0, 0, berlin)) // still June 2 in UTC
+	h.clock.Set(time.Date(2025, 6, 3, 0, 5, 0, 0, berlin)) // still June 2 in UTC
 	b.script(llm.Turn{Text: "y", InputTokens: 10})
 	if _, err := h.r.Chat(context.Background(), userReq(router.TaskBriefing, "brief")); err != nil {
 		t.Fatalf("after the owner's midnight: %v", err)

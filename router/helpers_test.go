@@ -14,6 +14,7 @@ import (
 	"github.com/omnibrain/omnibrain/config"
 	"github.com/omnibrain/omnibrain/health"
 	"github.com/omnibrain/omnibrain/internal/fakes/llm"
+	"github.com/omnibrain/omnibrain/internal/testutil"
 	"github.com/omnibrain/omnibrain/notify"
 	"github.com/omnibrain/omnibrain/router"
 	"github.com/omnibrain/omnibrain/store"
@@ -27,9 +28,9 @@ type harness struct {
 	r      *router.Router
 	st     *store.Store
 	health *health.Registry
+	clock  *testutil.Clock
 
 	mu     sync.Mutex
-	now    time.Time
 	sleeps []time.Duration
 	notes  []notify.Message
 }
@@ -39,18 +40,6 @@ func (h *harness) Notify(_ context.Context, m notify.Message) error {
 	defer h.mu.Unlock()
 	h.notes = append(h.notes, m)
 	return nil
-}
-
-func (h *harness) clock() time.Time {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.now
-}
-
-func (h *harness) setNow(t time.Time) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.now = t
 }
 
 func (h *harness) slept() []time.Duration {
@@ -83,13 +72,13 @@ func newHarness(t testing.TB, cfg config.LLM, edit ...func(*router.Options)) *ha
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	h := &harness{st: st, now: time.Date(2025, 6, 2, 10, 0, 0, 0, berlin)}
-	h.health = health.NewRegistry(h.clock)
+	h := &harness{st: st, clock: testutil.NewClock(time.Date(2025, 6, 2, 10, 0, 0, 0, berlin))}
+	h.health = health.NewRegistry(h.clock.Now)
 	if cfg.Timeout == 0 {
 		cfg.Timeout = 5 * time.Second
 	}
 	opts := router.Options{
-		LLM: cfg, Location: berlin, Calls: st, Notifier: h, Health: h.health, Now: h.clock,
+		LLM: cfg, Location: berlin, Calls: st, Notifier: h, Health: h.health, Now: h.clock.Now,
 		Sleep: func(ctx context.Context, d time.Duration) error {
 			h.mu.Lock()
 			h.sleeps = append(h.sleeps, d)
