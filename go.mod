@@ -5,7 +5,6 @@ go 1.26.0
 require (
 	github.com/anthropics/anthropic-sdk-go v1.84.0
 	github.com/cenkalti/backoff/v5 v5.0.3
-	github.com/fsnotify/fsnotify v1.10.1
 	github.com/go-telegram/bot v1.19.0
 	github.com/gogs/chardet v0.0.0-20211120154057-b7413eaefb8f
 	github.com/google/go-github/v62 v62.0.0

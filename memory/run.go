@@ -2,68 +2,52 @@ package memory
 
 import (
 	"context"
-	"fmt"
-	"path/filepath"
+	"os"
 	"sync"
 	"time"
-
-	"github.com/fsnotify/fsnotify"
 )
 
-// settle is how long the files must be quiet after an event before they
-// are read back: an editor's save is several events (write, rename).
-const settle = 150 * time.Millisecond
+// filePoll is how often MEMORY.md and SOUL.md are looked at for edits. A
+// change is read back once the files have stayed the same for one more
+// poll: an editor's save is several writes.
+//
+// Polling, not a watch on the home directory: the database lives there
+// too, and every page SQLite writes raised an event for the daemon to read
+// and throw away (5% of its CPU during an import).
+const filePoll = 500 * time.Millisecond
 
 // Run watches MEMORY.md and SOUL.md for edits, runs extraction passes in
 // the background and retires expired recent context, until ctx is done.
 func (m *Memory) Run(ctx context.Context) error {
-	w, err := fsnotify.NewWatcher()
-	if err != nil {
-		return fmt.Errorf("memory: watch files: %w", err)
-	}
-	defer w.Close()
-	// The directory, not the files: editors save by renaming a new file
-	// over the old one, which ends a watch on the file itself.
-	if err := w.Add(m.o.Home); err != nil {
-		return fmt.Errorf("memory: watch %s: %w", m.o.Home, err)
-	}
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() { defer wg.Done(); m.extractLoop(ctx) }()
 	defer wg.Wait()
 
-	// Edits made between Open and the watch are read now.
+	// Edits made between Open and now are read now.
+	seen := m.filesState()
 	if err := m.SyncFiles(ctx); err != nil {
 		m.log.Warn("memory: reading the files back failed", "err", err)
 	}
+	poll := time.NewTicker(filePoll)
+	defer poll.Stop()
 	hourly := time.NewTicker(time.Hour)
 	defer hourly.Stop()
-	var quiet *time.Timer
-	var quietC <-chan time.Time
+	changed := false // seen differs from what was last read back
 	for {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case ev, ok := <-w.Events:
-			if !ok {
-				return nil
+		case <-poll.C:
+			now := m.filesState()
+			if now != seen {
+				seen, changed = now, true
+				continue // still being saved, maybe
 			}
-			if name := filepath.Base(ev.Name); name != MemoryFile && name != SoulFile {
+			if !changed {
 				continue
 			}
-			if quiet == nil {
-				quiet = time.NewTimer(settle)
-				quietC = quiet.C
-			} else {
-				quiet.Reset(settle)
-			}
-		case err, ok := <-w.Errors:
-			if !ok {
-				return nil
-			}
-			m.log.Warn("memory: file watch", "err", err)
-		case <-quietC:
-			quiet, quietC = nil, nil
+			changed = false
 			if err := m.SyncFiles(ctx); err != nil {
 				m.log.Warn("memory: reading the files back failed", "err", err)
 			}
@@ -73,6 +57,25 @@ func (m *Memory) Run(ctx context.Context) error {
 			}
 		}
 	}
+}
+
+// fileState is what a poll compares: a save changes the size or the time
+// (an editor's new file renamed over the old has its own).
+type fileState struct {
+	size    int64
+	modTime time.Time
+}
+
+// filesState is the state of MEMORY.md and SOUL.md; a missing file has
+// the zero state.
+func (m *Memory) filesState() [2]fileState {
+	var st [2]fileState
+	for i, name := range []string{MemoryFile, SoulFile} {
+		if fi, err := os.Stat(m.path(name)); err == nil {
+			st[i] = fileState{size: fi.Size(), modTime: fi.ModTime()}
+		}
+	}
+	return st
 }
 
 // extractLoop runs a pass whenever Observe says one is due, and once at
