@@ -242,16 +242,18 @@ func charGramCount(word string) int {
 	return (r - 2) + (r - 3)
 }
 
-// charGrams hashes the character 3- and 4-grams of "<word>", slicing the
-// string at rune boundaries rather than allocating each gram.
+// charGrams hashes the character 3- and 4-grams of "<word>", slicing it
+// at rune boundaries rather than allocating each gram; "<word>" itself is
+// built on the stack for all but very long words.
 func charGrams(word string, emit func(uint64)) {
 	if charGramCount(word) == 0 {
 		return
 	}
-	s := "<" + word + ">"
+	var sbuf [64]byte
+	s := append(append(append(sbuf[:0], '<'), word...), '>')
 	var buf [64]int
 	offs := buf[:0] // byte offset of each rune, then the end
-	for i := range s {
+	for i := range string(s) {
 		offs = append(offs, i)
 	}
 	offs = append(offs, len(s))
@@ -265,7 +267,7 @@ func charGrams(word string, emit func(uint64)) {
 
 // hashString is FNV-1a over s, started from seed, then mixed so that the
 // low bits (bucket and sign) are well spread.
-func hashString(seed uint64, s string) uint64 {
+func hashString[T string | []byte](seed uint64, s T) uint64 {
 	h := seed ^ 14695981039346656037
 	for i := 0; i < len(s); i++ {
 		h ^= uint64(s[i])

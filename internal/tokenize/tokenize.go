@@ -5,6 +5,7 @@ package tokenize
 import (
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // Span is one word of a text: its byte range in the text and the word
@@ -19,47 +20,60 @@ type Span struct {
 // possessives match their names.
 func Spans(text string) []Span {
 	var out []Span
-	start := -1
-	for i, r := range text {
-		if unicode.IsLetter(r) || unicode.IsDigit(r) {
-			if start < 0 {
-				start = i
-			}
-			continue
-		}
-		if start >= 0 {
-			out = append(out, Span{start, i, strings.ToLower(text[start:i])})
-			start = -1
-		}
-	}
-	if start >= 0 {
-		out = append(out, Span{start, len(text), strings.ToLower(text[start:])})
-	}
+	eachWord(text, func(start, end int) {
+		out = append(out, Span{start, end, strings.ToLower(text[start:end])})
+	})
 	return out
 }
 
 // Words is the lower-cased words of text (Spans without the places).
 func Words(text string) []string {
-	spans := Spans(text)
-	out := make([]string, len(spans))
-	for i, sp := range spans {
-		out[i] = sp.Word
-	}
+	out := make([]string, 0, len(text)/6+1) // a word and its space are about six bytes
+	eachWord(text, func(start, end int) { out = append(out, strings.ToLower(text[start:end])) })
 	return out
 }
 
 // ContentWords returns the words of text that carry meaning: no stop words,
 // no single letters.
 func ContentWords(text string) []string {
-	ws := Words(text)
-	out := ws[:0]
-	for _, w := range ws {
-		if !StopWord(w) {
+	out := make([]string, 0, len(text)/8+1)
+	eachWord(text, func(start, end int) {
+		if w := strings.ToLower(text[start:end]); !StopWord(w) {
 			out = append(out, w)
 		}
-	}
+	})
 	return out
 }
+
+// eachWord calls f with the byte range of each word of text. The embedder
+// tokenizes every stored text, so this avoids building spans it does not
+// need.
+func eachWord(text string, f func(start, end int)) {
+	start := -1
+	for i, r := range text {
+		if r < utf8.RuneSelf && asciiWordByte[r] || r >= utf8.RuneSelf && (unicode.IsLetter(r) || unicode.IsDigit(r)) {
+			if start < 0 {
+				start = i
+			}
+			continue
+		}
+		if start >= 0 {
+			f(start, i)
+			start = -1
+		}
+	}
+	if start >= 0 {
+		f(start, len(text))
+	}
+}
+
+// asciiWordByte says which ASCII characters are letters or digits.
+var asciiWordByte = func() (t [utf8.RuneSelf]bool) {
+	for r := range utf8.RuneSelf {
+		t[r] = unicode.IsLetter(rune(r)) || unicode.IsDigit(rune(r))
+	}
+	return t
+}()
 
 // StopWord reports whether w (lower case) is too common to mean anything
 // in a search: English function words, question words and single letters.
