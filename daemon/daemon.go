@@ -185,6 +185,9 @@ func (a *App) Run(ctx context.Context) error {
 			return a.api.ServeTCP(ctx, a.cfg.API.Listen)
 		}})
 	}
+	// The write-ahead log goes back into the database beside the writers
+	// rather than in their commits (store.RunCheckpoints).
+	tree.Add(supervise.Component{Name: "checkpoints", Run: a.store.RunCheckpoints})
 	for _, c := range a.components {
 		tree.Add(c)
 	}

@@ -44,6 +44,8 @@ type Store struct {
 
 	mu     sync.Mutex // guards stored
 	stored []func()   // OnItemsStored's callbacks
+	// committed is signalled after a transaction commits (RunCheckpoints).
+	committed chan struct{}
 }
 
 // OnItemsStored registers fn to run after every transaction that stored,
@@ -84,11 +86,11 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	// In a URI file name "?" starts the parameters and "#" a fragment:
 	// a home named "mail#2" must not open the database "mail".
 	dsn := "file:" + strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(path) + "?" + q.Encode()
-	db, err := sql.Open("sqlite3", dsn)
+	db, err := sql.Open(driverName, dsn)
 	if err != nil {
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
 	}
-	s := &Store{db: db, path: path, log: opts.Log, now: opts.Now}
+	s := &Store{db: db, path: path, log: opts.Log, now: opts.Now, committed: make(chan struct{}, 1)}
 	// Another process opening the same new database (a daemon starting
 	// beside a CLI call) may hold the lock past the busy timeout, or make
 	// SQLite refuse at once to avoid a deadlock while both switch it to
@@ -248,19 +250,6 @@ func (s *Store) migrate(ctx context.Context) error {
 	return nil
 }
 
-// Checkpoint copies the write-ahead log into the database and truncates
-// it, if no reader holds it. SQLite's automatic checkpoints never shrink
-// the file, so after an import it kept the size of the largest burst of
-// writes (19 MB of 74 after 10k mails): a writer calls this once its
-// burst is over.
-func (s *Store) Checkpoint(ctx context.Context) error {
-	var busy, logPages, done int
-	if err := s.db.QueryRowContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`).Scan(&busy, &logPages, &done); err != nil {
-		return fmt.Errorf("store: checkpoint: %w", err)
-	}
-	return nil
-}
-
 // SchemaVersion reports the applied schema version.
 func (s *Store) SchemaVersion(ctx context.Context) (int, error) {
 	var v int
@@ -289,6 +278,12 @@ func (s *Store) Tx(ctx context.Context, fn func(*Tx) error) error {
 		t = &Tx{tx: tx, ctx: context.WithoutCancel(ctx), now: s.now()}
 		return fn(t)
 	})
+	if err == nil {
+		select {
+		case s.committed <- struct{}{}:
+		default:
+		}
+	}
 	if err == nil && t.itemsStored {
 		s.mu.Lock()
 		hooks := s.stored

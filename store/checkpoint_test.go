@@ -1,0 +1,58 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+)
+
+// Connections leave the write-ahead log to RunCheckpoints up to
+// walAutoCheckpoint pages; RunCheckpoints copies it back after commits.
+func TestCheckpointsRunBesideTheWriters(t *testing.T) {
+	s := openTest(t)
+	ctx := context.Background()
+	var auto int
+	if err := s.DB().QueryRowContext(ctx, "PRAGMA wal_autocheckpoint").Scan(&auto); err != nil || auto != walAutoCheckpoint {
+		t.Fatalf("wal_autocheckpoint = %d, %v; want %d", auto, err, walAutoCheckpoint)
+	}
+	if err := s.Checkpoint(ctx); err != nil {
+		t.Fatal(err)
+	}
+	size := func() int64 {
+		t.Helper()
+		fi, err := os.Stat(s.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fi.Size()
+	}
+	before := size()
+	at := time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
+	for b := range 5 {
+		var items []*Item
+		for i := range 200 {
+			items = append(items, &Item{Source: "mail", ExternalID: fmt.Sprint(b, "-", i), Time: at, Title: "Quarterly numbers",
+				Body: fmt.Sprintf("Mail %d of batch %d: the forecast, the budget and the review before Friday.", i, b)})
+		}
+		if _, err := s.UpsertItems(ctx, items, UpsertOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := size(); got != before {
+		t.Fatalf("the database file grew from %d to %d bytes without a checkpoint: SQLite checkpointed in the commit", before, got)
+	}
+
+	runCtx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- s.RunCheckpoints(runCtx) }()
+	defer func() { cancel(); <-done }()
+	deadline := time.Now().Add(20 * time.Second)
+	for size() == before {
+		if time.Now().After(deadline) {
+			t.Fatal("RunCheckpoints did not copy the log back into the database")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
