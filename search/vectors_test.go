@@ -3,6 +3,8 @@ package search
 import (
 	"context"
 	"fmt"
+	"runtime"
+	"runtime/debug"
 	"strings"
 	"testing"
 	"time"
@@ -201,5 +203,89 @@ func TestChunkCacheForgetsTheOldest(t *testing.T) {
 	}
 	if len(c.byText) != firstChunks {
 		t.Errorf("%d texts remembered, want %d", len(c.byText), firstChunks)
+	}
+}
+
+// While the indexer works through a backlog the collector runs at
+// bulkGCPercent; once the queue drains the process's own setting is back.
+func TestIndexerCollectsLessOnlyDuringABacklog(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(37))
+	gcPercent := func() int { p := debug.SetGCPercent(-1); debug.SetGCPercent(p); return p }
+
+	st := openTest(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	at := berlinDay(t, 2026, 3, 2, 9)
+	var backlog []*store.Item
+	for i := range 23 {
+		backlog = append(backlog, mail(fmt.Sprint("b", i), fmt.Sprint("t", i), at, "anna@example.com", "Regatta", fmt.Sprintf("Boat %d sails at dawn.", i)))
+	}
+	if _, err := st.UpsertItems(ctx, backlog, store.UpsertOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	type round struct{ pending, gc int }
+	rounds := make(chan round, 100)
+	vec := NewVectors(st, embedder.NewBuiltin(0), VectorOptions{BatchSize: 5, Status: func(s VectorStatus) {
+		// Called on the indexer's goroutine, between its rounds.
+		rounds <- round{s.Pending, gcPercent()}
+	}})
+	st.OnItemsStored(vec.Notify)
+	done := make(chan error, 1)
+	go func() { done <- vec.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+
+	var seen []round
+	next := func() round {
+		t.Helper()
+		select {
+		case r := <-rounds:
+			seen = append(seen, r)
+			return r
+		case <-time.After(20 * time.Second):
+			t.Fatalf("no indexing round; seen %+v", seen)
+			return round{}
+		}
+	}
+	for r := next(); r.pending > 0 || r.gc != bulkGCPercent; r = next() {
+		if r.gc != 37 && r.gc != bulkGCPercent {
+			t.Fatalf("GC percent %d during the backlog; seen %+v", r.gc, seen)
+		}
+	}
+	// Quiet now: a single new item is no backlog, and its round finds the
+	// setting restored. (An item stored before the indexer saw the queue
+	// empty joins the backlog's last round; the next one cannot.)
+	for i := 0; ; i++ {
+		if _, err := st.UpsertItems(ctx, []*store.Item{mail(fmt.Sprint("late", i), "tl", at, "bob@example.com", "Chess", "Rook and pawn.")}, store.UpsertOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		r := next()
+		if r.gc == 37 {
+			break
+		}
+		if i == 3 {
+			t.Fatalf("GC percent never restored after the backlog; seen %+v", seen)
+		}
+	}
+}
+
+// The indexer embeds on every core, but leaves one to a writer that
+// stored items within writerActive.
+func TestIndexerLeavesTheWriterACore(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
+	v := NewVectors(openTest(t), embedder.NewBuiltin(0), VectorOptions{})
+	if got := v.cores(); got != 4 {
+		t.Errorf("nothing stored: %d cores, want 4", got)
+	}
+	v.Notify()
+	if got := v.cores(); got != 3 {
+		t.Errorf("just stored: %d cores, want 3", got)
+	}
+	v.lastStored.Store(time.Now().Add(-2 * writerActive).UnixNano())
+	if got := v.cores(); got != 4 {
+		t.Errorf("stored a while ago: %d cores, want 4", got)
+	}
+	runtime.GOMAXPROCS(1)
+	v.Notify()
+	if got := v.cores(); got != 1 {
+		t.Errorf("one core, just stored: %d cores, want 1", got)
 	}
 }
