@@ -171,13 +171,16 @@ const bulkGCPercent = 100
 // collectLess raises the collector's target to bulkGCPercent unless it is
 // higher or off already, and returns what restores it.
 func collectLess() (restore func()) {
-	prev := debug.SetGCPercent(bulkGCPercent)
+	prev := setGCPercent(bulkGCPercent)
 	if prev < 0 || prev >= bulkGCPercent {
-		debug.SetGCPercent(prev)
+		setGCPercent(prev)
 		return func() {}
 	}
-	return func() { debug.SetGCPercent(prev) }
+	return func() { setGCPercent(prev) }
 }
+
+// setGCPercent is debug.SetGCPercent; tests watch it.
+var setGCPercent = debug.SetGCPercent
 
 // Run loads the index, then keeps it in step with the items until ctx is
 // done: it embeds queued items, drops deleted ones, retries a failing
@@ -195,8 +198,10 @@ func (v *Vectors) Run(ctx context.Context) error {
 			restoreGC()
 		}
 	}()
+	var w roundWriter
+	defer w.wait()
 	for {
-		n, err := v.IndexPending(ctx)
+		n, err := v.indexNext(ctx, &w)
 		var wait time.Duration
 		switch {
 		case ctx.Err() != nil:
@@ -364,16 +369,48 @@ func (v *Vectors) Load(ctx context.Context) error {
 // vectors; it returns how many queue entries it settled. Items whose
 // embedding fails stay queued and the error is returned.
 func (v *Vectors) IndexPending(ctx context.Context) (int, error) {
-	ids, err := store.Collect(ctx, v.db, store.Value[int64], `SELECT item_id FROM vector_queue ORDER BY item_id LIMIT ?`, v.opts.BatchSize)
+	r, err := v.embedRound(ctx, nil)
+	if err != nil || r == nil {
+		return 0, err
+	}
+	if err := v.storeRound(ctx, r); err != nil {
+		return 0, err
+	}
+	return len(r.ids), nil
+}
+
+// indexRound is one batch of queued items, embedded and encoded, to be
+// stored.
+type indexRound struct {
+	ids      []int64
+	encoded  []encodedItem
+	embedded map[int64]bool // ids that had vectors already
+	requeue  []int64        // answers to embed again (see embedRound)
+}
+
+// embedRound embeds up to one batch of queued items, leaving out those
+// of skip (a round being stored); nil when nothing is queued.
+func (v *Vectors) embedRound(ctx context.Context, skip []int64) (*indexRound, error) {
+	queued, err := store.Collect(ctx, v.db, store.Value[int64], `SELECT item_id FROM vector_queue ORDER BY item_id LIMIT ?`, v.opts.BatchSize+len(skip))
 	if err != nil {
-		return 0, fmt.Errorf("vectors: read queue: %w", err)
+		return nil, fmt.Errorf("vectors: read queue: %w", err)
+	}
+	storing := make(map[int64]bool, len(skip))
+	for _, id := range skip {
+		storing[id] = true
+	}
+	ids := queued[:0]
+	for _, id := range queued {
+		if len(ids) < v.opts.BatchSize && !storing[id] {
+			ids = append(ids, id)
+		}
 	}
 	if len(ids) == 0 {
-		return 0, nil
+		return nil, nil
 	}
 	nb, err := threadNeighbours(ctx, v.db, ids)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	// Embedded and encoded a part at a time: only the encoded vectors of
 	// the whole batch are held, not the float ones (a part's items find
@@ -383,11 +420,11 @@ func (v *Vectors) IndexPending(ctx context.Context) (int, error) {
 		part := ids[from:min(len(ids), from+embedPart)]
 		items, err := v.st.ItemsByID(ctx, part)
 		if err != nil {
-			return 0, err
+			return nil, err
 		}
 		byItem, err := v.itemVectors(ctx, items, nb)
 		if err != nil {
-			return 0, err
+			return nil, err
 		}
 		// Encoded before the transaction: the importer waits for its lock.
 		onCores(v.cores(), len(part), 1, func(i int) { encoded[from+i] = encodeItem(byItem[part[i]]) })
@@ -405,7 +442,7 @@ func (v *Vectors) IndexPending(ctx context.Context) (int, error) {
 		return err
 	}, `SELECT item_id FROM item_vectors WHERE item_id IN (`+store.Placeholders(len(ids))+`)`, store.Args(ids)...)
 	if err != nil {
-		return 0, fmt.Errorf("vectors: read stored: %w", err)
+		return nil, fmt.Errorf("vectors: read stored: %w", err)
 	}
 	var requeue []int64
 	for _, id := range ids {
@@ -413,11 +450,16 @@ func (v *Vectors) IndexPending(ctx context.Context) (int, error) {
 			requeue = append(requeue, next)
 		}
 	}
+	return &indexRound{ids: ids, encoded: encoded, embedded: embedded, requeue: requeue}, nil
+}
 
+// storeRound stores a round's vectors and adds them to the index.
+func (v *Vectors) storeRound(ctx context.Context, r *indexRound) error {
+	ids, encoded, embedded := r.ids, r.encoded, r.embedded
 	// Store and index in one go; the queue entry goes in the same
 	// transaction, so a crash re-embeds rather than loses an item.
 	means := make(map[int64][]byte, len(ids))
-	err = v.st.Tx(ctx, func(tx *store.Tx) error {
+	err := v.st.Tx(ctx, func(tx *store.Tx) error {
 		for i, id := range ids {
 			if embedded[id] {
 				if _, err := tx.Exec(`DELETE FROM item_vectors WHERE item_id = ?`, id); err != nil {
@@ -449,7 +491,7 @@ func (v *Vectors) IndexPending(ctx context.Context) (int, error) {
 				return err
 			}
 		}
-		for _, id := range requeue {
+		for _, id := range r.requeue {
 			if _, err := tx.Exec(`INSERT OR IGNORE INTO vector_queue (item_id)
 				SELECT item_id FROM item_vectors WHERE item_id = ?`, id); err != nil {
 				return err
@@ -458,7 +500,7 @@ func (v *Vectors) IndexPending(ctx context.Context) (int, error) {
 		return nil
 	})
 	if err != nil {
-		return 0, fmt.Errorf("vectors: store: %w", err)
+		return fmt.Errorf("vectors: store: %w", err)
 	}
 	if idx := v.idx.Load(); idx != nil {
 		for _, id := range ids {
@@ -467,7 +509,7 @@ func (v *Vectors) IndexPending(ctx context.Context) (int, error) {
 				continue
 			}
 			if err := idx.add(id, means[id]); err != nil {
-				return 0, err
+				return err
 			}
 		}
 	}
@@ -481,7 +523,51 @@ func (v *Vectors) IndexPending(ctx context.Context) (int, error) {
 		}
 		s.Pending, s.LastError = pending, nil
 	})
-	return len(ids), nil
+	return nil
+}
+
+// roundWriter stores the indexer's rounds on a goroutine of its own, one
+// at a time, so that the next round is embedded while the last one waits
+// for the write lock and is written: during an import the importer holds
+// that lock most of the time, and the embedding stopped for every wait.
+type roundWriter struct {
+	round *indexRound // being stored; nil when none
+	done  chan error
+}
+
+// start stores r in the background; the caller has waited for the last.
+func (w *roundWriter) start(ctx context.Context, v *Vectors, r *indexRound) {
+	w.round, w.done = r, make(chan error, 1)
+	go func() { w.done <- v.storeRound(ctx, r) }()
+}
+
+// wait waits for the round being stored, if any, and returns its error.
+func (w *roundWriter) wait() error {
+	if w.round == nil {
+		return nil
+	}
+	err := <-w.done
+	w.round, w.done = nil, nil
+	return err
+}
+
+// indexNext embeds the next round while w stores the last one, then hands
+// it to w; it returns how many items it embedded, 0 once nothing is queued
+// and nothing is being stored.
+func (v *Vectors) indexNext(ctx context.Context, w *roundWriter) (int, error) {
+	var skip []int64
+	if w.round != nil {
+		skip = w.round.ids
+	}
+	r, err := v.embedRound(ctx, skip)
+	if werr := w.wait(); werr != nil {
+		return 0, werr // r's items stay queued: embedded again next time
+	}
+	if err != nil || r == nil {
+		return 0, err
+	}
+	w.start(ctx, v, r)
+	return len(r.ids), nil
 }
 
 // encodedItem is an item's vectors as stored: its mean (int8, nil when

@@ -4,8 +4,9 @@ import (
 	"context"
 	"fmt"
 	"runtime"
-	"runtime/debug"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -207,13 +208,23 @@ func TestChunkCacheForgetsTheOldest(t *testing.T) {
 }
 
 // While the indexer works through a backlog the collector runs at
-// bulkGCPercent; once the queue drains the process's own setting is back.
+// bulkGCPercent; once the queue drains the process's own setting is back,
+// and a single new item is no backlog.
 func TestIndexerCollectsLessOnlyDuringABacklog(t *testing.T) {
-	defer debug.SetGCPercent(debug.SetGCPercent(37))
-	gcPercent := func() int { p := debug.SetGCPercent(-1); debug.SetGCPercent(p); return p }
+	var mu sync.Mutex
+	cur, history := 37, []int{}
+	defer func(old func(int) int) { setGCPercent = old }(setGCPercent)
+	setGCPercent = func(p int) int {
+		mu.Lock()
+		defer mu.Unlock()
+		prev := cur
+		cur, history = p, append(history, p)
+		return prev
+	}
 
 	st := openTest(t)
 	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
 	at := berlinDay(t, 2026, 3, 2, 9)
 	var backlog []*store.Item
 	for i := range 23 {
@@ -222,48 +233,46 @@ func TestIndexerCollectsLessOnlyDuringABacklog(t *testing.T) {
 	if _, err := st.UpsertItems(ctx, backlog, store.UpsertOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	type round struct{ pending, gc int }
-	rounds := make(chan round, 100)
-	vec := NewVectors(st, embedder.NewBuiltin(0), VectorOptions{BatchSize: 5, Status: func(s VectorStatus) {
-		// Called on the indexer's goroutine, between its rounds.
-		rounds <- round{s.Pending, gcPercent()}
-	}})
+	statuses := make(chan VectorStatus, 100)
+	vec := NewVectors(st, embedder.NewBuiltin(0), VectorOptions{BatchSize: 5, Status: func(s VectorStatus) { statuses <- s }})
 	st.OnItemsStored(vec.Notify)
 	done := make(chan error, 1)
 	go func() { done <- vec.Run(ctx) }()
-	defer func() { cancel(); <-done }()
-
-	var seen []round
-	next := func() round {
+	waitVectors := func(n int) {
 		t.Helper()
-		select {
-		case r := <-rounds:
-			seen = append(seen, r)
-			return r
-		case <-time.After(20 * time.Second):
-			t.Fatalf("no indexing round; seen %+v", seen)
-			return round{}
+		for {
+			select {
+			case s := <-statuses:
+				if s.Vectors == n && s.Pending == 0 {
+					return
+				}
+			case <-time.After(20 * time.Second):
+				t.Fatalf("the index never held %d vectors", n)
+			}
 		}
 	}
-	for r := next(); r.pending > 0 || r.gc != bulkGCPercent; r = next() {
-		if r.gc != 37 && r.gc != bulkGCPercent {
-			t.Fatalf("GC percent %d during the backlog; seen %+v", r.gc, seen)
-		}
-	}
-	// Quiet now: a single new item is no backlog, and its round finds the
-	// setting restored. (An item stored before the indexer saw the queue
-	// empty joins the backlog's last round; the next one cannot.)
-	for i := 0; ; i++ {
-		if _, err := st.UpsertItems(ctx, []*store.Item{mail(fmt.Sprint("late", i), "tl", at, "bob@example.com", "Chess", "Rook and pawn.")}, store.UpsertOptions{}); err != nil {
-			t.Fatal(err)
-		}
-		r := next()
-		if r.gc == 37 {
+	waitVectors(23)
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		mu.Lock()
+		restored := cur == 37
+		mu.Unlock()
+		if restored {
 			break
 		}
-		if i == 3 {
-			t.Fatalf("GC percent never restored after the backlog; seen %+v", seen)
+		if time.Now().After(deadline) {
+			t.Fatalf("GC percent not restored after the backlog (history %v)", history)
 		}
+	}
+	if _, err := st.UpsertItems(ctx, []*store.Item{mail("late", "tl", at, "bob@example.com", "Chess", "Rook and pawn.")}, store.UpsertOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitVectors(24)
+	cancel()
+	<-done
+	mu.Lock()
+	defer mu.Unlock()
+	if !slices.Equal(history, []int{bulkGCPercent, 37}) || cur != 37 {
+		t.Fatalf("GC percent set to %v, now %d; want raised once for the backlog, then 37 again", history, cur)
 	}
 }
 
@@ -287,5 +296,56 @@ func TestIndexerLeavesTheWriterACore(t *testing.T) {
 	v.Notify()
 	if got := v.cores(); got != 1 {
 		t.Errorf("one core, just stored: %d cores, want 1", got)
+	}
+}
+
+// The indexer embeds a round while the last one is stored: the rounds
+// never share an item, and each is stored before the next is handed over.
+func TestIndexerEmbedsTheNextRoundWhileStoringTheLast(t *testing.T) {
+	st := openTest(t)
+	ctx := context.Background()
+	at := berlinDay(t, 2026, 3, 2, 9)
+	var items []*store.Item
+	for i := range 10 {
+		items = append(items, mail(fmt.Sprint("m", i), fmt.Sprint("t", i), at, "anna@example.com", "Regatta", fmt.Sprintf("Boat %d sails at dawn.", i)))
+	}
+	if _, err := st.UpsertItems(ctx, items, store.UpsertOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	vec := NewVectors(st, embedder.NewBuiltin(0), VectorOptions{BatchSize: 5})
+	if err := vec.Load(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var w roundWriter
+	defer w.wait()
+	next := func() (int, []int64) {
+		t.Helper()
+		n, err := vec.indexNext(ctx, &w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if w.round == nil {
+			return n, nil
+		}
+		return n, slices.Clone(w.round.ids)
+	}
+	n1, first := next()
+	n2, second := next()
+	if n1 != 5 || n2 != 5 || len(first) != 5 || len(second) != 5 {
+		t.Fatalf("rounds of %d %v and %d %v, want two of 5", n1, first, n2, second)
+	}
+	for _, id := range second {
+		if slices.Contains(first, id) {
+			t.Fatalf("item %d in both rounds: %v, %v", id, first, second)
+		}
+	}
+	if got := vec.Status().Vectors; got != 5 {
+		t.Fatalf("%d vectors once the second round was handed over, want the first round's 5", got)
+	}
+	if n, rest := next(); n != 0 || rest != nil {
+		t.Fatalf("a third round of %d %v, want none", n, rest)
+	}
+	if got, pending := vec.Status().Vectors, vec.Status().Pending; got != 10 || pending != 0 {
+		t.Fatalf("%d vectors, %d pending at the end, want 10 and 0", got, pending)
 	}
 }
