@@ -383,6 +383,7 @@ func (v *Vectors) IndexPending(ctx context.Context) (int, error) {
 // stored.
 type indexRound struct {
 	ids      []int64
+	hashes   map[int64]string // the items' content hashes before they were read
 	encoded  []encodedItem
 	embedded map[int64]bool // ids that had vectors already
 	requeue  []int64        // answers to embed again (see embedRound)
@@ -407,6 +408,19 @@ func (v *Vectors) embedRound(ctx context.Context, skip []int64) (*indexRound, er
 	}
 	if len(ids) == 0 {
 		return nil, nil
+	}
+	// Read before the texts: an item changed after this is seen as changed
+	// when the round is stored, and stays queued (storeRound).
+	hashes := make(map[int64]string, len(ids))
+	err = store.Each(ctx, v.db, func(r store.Scanner) error {
+		var id int64
+		var hash string
+		err := r.Scan(&id, &hash)
+		hashes[id] = hash
+		return err
+	}, `SELECT id, content_hash FROM items WHERE id IN (`+store.Placeholders(len(ids))+`)`, store.Args(ids)...)
+	if err != nil {
+		return nil, fmt.Errorf("vectors: read items: %w", err)
 	}
 	nb, err := threadNeighbours(ctx, v.db, ids)
 	if err != nil {
@@ -450,7 +464,7 @@ func (v *Vectors) embedRound(ctx context.Context, skip []int64) (*indexRound, er
 			requeue = append(requeue, next)
 		}
 	}
-	return &indexRound{ids: ids, encoded: encoded, embedded: embedded, requeue: requeue}, nil
+	return &indexRound{ids: ids, hashes: hashes, encoded: encoded, embedded: embedded, requeue: requeue}, nil
 }
 
 // storeRound stores a round's vectors and adds them to the index.
@@ -487,7 +501,10 @@ func (v *Vectors) storeRound(ctx context.Context, r *indexRound) error {
 					}
 				}
 			}
-			if _, err := tx.Exec(`DELETE FROM vector_queue WHERE item_id = ?`, id); err != nil {
+			// An item changed since it was read stays queued: its update
+			// found it queued already and queued nothing.
+			if _, err := tx.Exec(`DELETE FROM vector_queue WHERE item_id = ?
+				AND NOT EXISTS (SELECT 1 FROM items WHERE id = ? AND content_hash != ?)`, id, id, r.hashes[id]); err != nil {
 				return err
 			}
 		}

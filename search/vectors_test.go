@@ -349,3 +349,41 @@ func TestIndexerEmbedsTheNextRoundWhileStoringTheLast(t *testing.T) {
 		t.Fatalf("%d vectors, %d pending at the end, want 10 and 0", got, pending)
 	}
 }
+
+// An item changed while its round was being embedded stays queued, and
+// gets the vector of its new text.
+func TestItemChangedWhileEmbeddedIsEmbeddedAgain(t *testing.T) {
+	st := openTest(t)
+	ctx := context.Background()
+	at := berlinDay(t, 2026, 3, 2, 9)
+	before := mail("a", "ta", at, "anna@example.com", "Sailing", "The regatta sails past the lighthouse at dawn.")
+	other := mail("b", "tb", at, "bob@example.com", "Baking", "Sourdough needs a starter fed every morning.")
+	if _, err := st.UpsertItems(ctx, []*store.Item{before, other}, store.UpsertOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	vec := NewVectors(st, embedder.NewBuiltin(0), VectorOptions{})
+	if err := vec.Load(ctx); err != nil {
+		t.Fatal(err)
+	}
+	r, err := vec.embedRound(ctx, nil)
+	if err != nil || r == nil || len(r.ids) != 2 {
+		t.Fatalf("round %+v, %v", r, err)
+	}
+	after := mail("a", "ta", at, "anna@example.com", "Gardening", "Tomatoes ripen slowly in cold weather.")
+	if _, err := st.UpsertItems(ctx, []*store.Item{after}, store.UpsertOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := vec.storeRound(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	if p := vec.Status().Pending; p != 1 {
+		t.Fatalf("%d items queued after the round, want the changed one", p)
+	}
+	if err := vec.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	f := &searchFixture{st: st, vec: vec, s: New(st, vec, nil), now: at, loc: at.Location()}
+	if hits := f.search(t, Query{Text: "tomatoes ripen", Mode: ModeVector, Limit: 1}); len(hits) != 1 || hits[0].Item.ExternalID != "a" {
+		t.Fatalf("by its new words: %v", ids(hits))
+	}
+}
