@@ -32,6 +32,21 @@ type jsonlDoc struct {
 	MessageID string `json:"message_id"`
 }
 
+// parseJSONL decodes one line: one JSON value and nothing after it but
+// spaces. (Decoder.More, used before, is false before a closing brace, so
+// a line with one too many was taken.)
+func parseJSONL(line []byte) (jsonlDoc, error) {
+	var d jsonlDoc
+	dec := json.NewDecoder(bytes.NewReader(line))
+	if err := dec.Decode(&d); err != nil {
+		return jsonlDoc{}, fmt.Errorf("invalid JSON: %w", err)
+	}
+	if len(bytes.TrimSpace(line[dec.InputOffset():])) > 0 {
+		return jsonlDoc{}, errors.New("more than one JSON value on the line")
+	}
+	return d, nil
+}
+
 // item validates a line and converts it. Source defaults to "jsonl".
 func (d *jsonlDoc) item() (*store.Item, error) {
 	if strings.TrimSpace(d.ID) == "" {
@@ -95,14 +110,9 @@ func (r *run) jsonl(path string, size int64) error {
 		case len(trimmed) == 0:
 			// blank lines are allowed
 		default:
-			var d jsonlDoc
-			dec := json.NewDecoder(bytes.NewReader(trimmed))
-			if err := dec.Decode(&d); err != nil {
-				r.fail(where, "invalid JSON: "+err.Error())
-				break
-			}
-			if dec.More() {
-				r.fail(where, "more than one JSON value on the line")
+			d, err := parseJSONL(trimmed)
+			if err != nil {
+				r.fail(where, err.Error())
 				break
 			}
 			it, err := d.item()
