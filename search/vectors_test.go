@@ -225,14 +225,7 @@ func TestIndexerCollectsLessOnlyDuringABacklog(t *testing.T) {
 	st := openTest(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	at := berlinDay(t, 2026, 3, 2, 9)
-	var backlog []*store.Item
-	for i := range 23 {
-		backlog = append(backlog, mail(fmt.Sprint("b", i), fmt.Sprint("t", i), at, "anna@example.com", "Regatta", fmt.Sprintf("Boat %d sails at dawn.", i)))
-	}
-	if _, err := st.UpsertItems(ctx, backlog, store.UpsertOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	at := storeBoats(t, st, 23)
 	statuses := make(chan VectorStatus, 100)
 	vec := NewVectors(st, embedder.NewBuiltin(0), VectorOptions{BatchSize: 5, Status: func(s VectorStatus) { statuses <- s }})
 	st.OnItemsStored(vec.Notify)
@@ -304,14 +297,7 @@ func TestIndexerLeavesTheWriterACore(t *testing.T) {
 func TestIndexerEmbedsTheNextRoundWhileStoringTheLast(t *testing.T) {
 	st := openTest(t)
 	ctx := context.Background()
-	at := berlinDay(t, 2026, 3, 2, 9)
-	var items []*store.Item
-	for i := range 10 {
-		items = append(items, mail(fmt.Sprint("m", i), fmt.Sprint("t", i), at, "anna@example.com", "Regatta", fmt.Sprintf("Boat %d sails at dawn.", i)))
-	}
-	if _, err := st.UpsertItems(ctx, items, store.UpsertOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	storeBoats(t, st, 10)
 	vec := NewVectors(st, embedder.NewBuiltin(0), VectorOptions{BatchSize: 5})
 	if err := vec.Load(ctx); err != nil {
 		t.Fatal(err)
@@ -386,4 +372,19 @@ func TestItemChangedWhileEmbeddedIsEmbeddedAgain(t *testing.T) {
 	if hits := f.search(t, Query{Text: "tomatoes ripen", Mode: ModeVector, Limit: 1}); len(hits) != 1 || hits[0].Item.ExternalID != "a" {
 		t.Fatalf("by its new words: %v", ids(hits))
 	}
+}
+
+// storeBoats stores n mails, each in a thread of its own, and returns
+// their time.
+func storeBoats(t *testing.T, st *store.Store, n int) time.Time {
+	t.Helper()
+	at := berlinDay(t, 2026, 3, 2, 9)
+	var items []*store.Item
+	for i := range n {
+		items = append(items, mail(fmt.Sprint("b", i), fmt.Sprint("t", i), at, "anna@example.com", "Regatta", fmt.Sprintf("Boat %d sails at dawn.", i)))
+	}
+	if _, err := st.UpsertItems(context.Background(), items, store.UpsertOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	return at
 }
