@@ -432,7 +432,7 @@ func (v *Vectors) embedRound(ctx context.Context, skip []int64) (*indexRound, er
 	encoded := make([]encodedItem, len(ids))
 	for from := 0; from < len(ids); from += embedPart {
 		part := ids[from:min(len(ids), from+embedPart)]
-		items, err := v.st.ItemsByID(ctx, part)
+		items, err := v.st.ItemTexts(ctx, part)
 		if err != nil {
 			return nil, err
 		}
@@ -629,7 +629,7 @@ func onCores(cores, n, share int, fn func(i int)) {
 
 // chunks is the text of an item that gets embedded: the title with each
 // piece of the body.
-func (v *Vectors) chunks(it *store.Item) []string {
+func (v *Vectors) chunks(it store.ItemText) []string {
 	body := embedder.Chunks(it.Body, v.opts.ChunkSize, v.opts.MaxChunks)
 	if len(body) == 0 {
 		if strings.TrimSpace(it.Title) == "" {
@@ -701,14 +701,14 @@ func itemVector(chunks []chunkVec) []float32 {
 // itemVectors computes the vectors of the items' chunks, each mixed with
 // the first chunk of the message before it in its thread; nb are the
 // items' neighbours in their threads (threadNeighbours).
-func (v *Vectors) itemVectors(ctx context.Context, items []*store.Item, nb map[int64][2]int64) (map[int64][]chunkVec, error) {
+func (v *Vectors) itemVectors(ctx context.Context, items []store.ItemText, nb map[int64][2]int64) (map[int64][]chunkVec, error) {
 	var prevIDs []int64
 	for _, p := range nb {
 		if p[0] != 0 {
 			prevIDs = append(prevIDs, p[0])
 		}
 	}
-	nbItems, err := v.st.ItemsByID(ctx, prevIDs)
+	nbItems, err := v.st.ItemTexts(ctx, prevIDs)
 	if err != nil {
 		return nil, err
 	}

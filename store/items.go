@@ -290,6 +290,41 @@ func (s *Store) ItemByExternalID(ctx context.Context, source, externalID string)
 	return it, err
 }
 
+// ItemText is the text of an item that is embedded.
+type ItemText struct {
+	ID          int64
+	Title, Body string
+}
+
+// ItemTexts returns the texts of the items with the given store ids, in
+// that order; ids that do not exist are left out. The vector indexer reads
+// every new item and its thread's previous one back: whole items, with
+// their people and meta decoded, cost it twice as much.
+func (s *Store) ItemTexts(ctx context.Context, ids []int64) ([]ItemText, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	byID := make(map[int64]ItemText, len(ids))
+	err := Each(ctx, s.db, func(r Scanner) error {
+		var t ItemText
+		if err := r.Scan(&t.ID, &t.Title, &t.Body); err != nil {
+			return err
+		}
+		byID[t.ID] = t
+		return nil
+	}, `SELECT id, title, body FROM items WHERE id IN (`+Placeholders(len(ids))+`)`, Args(ids)...)
+	if err != nil {
+		return nil, fmt.Errorf("item texts: %w", err)
+	}
+	out := make([]ItemText, 0, len(ids))
+	for _, id := range ids {
+		if t, ok := byID[id]; ok {
+			out = append(out, t)
+		}
+	}
+	return out, nil
+}
+
 // ItemsByID returns the items with the given store ids, in that order;
 // ids that do not exist are left out.
 func (s *Store) ItemsByID(ctx context.Context, ids []int64) ([]*Item, error) {
