@@ -553,9 +553,19 @@ type roundWriter struct {
 }
 
 // start stores r in the background; the caller has waited for the last.
+// A panic comes back as an error, as it would have from Run's own
+// goroutine to its supervisor.
 func (w *roundWriter) start(ctx context.Context, v *Vectors, r *indexRound) {
-	w.round, w.done = r, make(chan error, 1)
-	go func() { w.done <- v.storeRound(ctx, r) }()
+	done := make(chan error, 1)
+	w.round, w.done = r, done
+	go func() {
+		defer func() {
+			if p := recover(); p != nil {
+				done <- fmt.Errorf("vectors: storing a round panicked: %v", p)
+			}
+		}()
+		done <- v.storeRound(ctx, r)
+	}()
 }
 
 // wait waits for the round being stored, if any, and returns its error.

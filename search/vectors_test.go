@@ -374,6 +374,22 @@ func TestItemChangedWhileEmbeddedIsEmbeddedAgain(t *testing.T) {
 	}
 }
 
+// A panic while a round is stored comes back from wait as an error, as it
+// would have from Run's own goroutine, and leaves the round's items queued.
+func TestPanicStoringARoundIsAnError(t *testing.T) {
+	st := openTest(t)
+	storeBoats(t, st, 1)
+	vec := NewVectors(st, embedder.NewBuiltin(0), VectorOptions{})
+	var w roundWriter
+	w.start(context.Background(), vec, &indexRound{ids: []int64{1}}) // no encoded vectors: out of range
+	if err := w.wait(); err == nil || !strings.Contains(err.Error(), "panicked") {
+		t.Fatalf("wait = %v, want the panic as an error", err)
+	}
+	if p, err := vec.pending(context.Background()); err != nil || p != 1 {
+		t.Fatalf("%d queued (%v), want the item still queued", p, err)
+	}
+}
+
 // storeBoats stores n mails, each in a thread of its own, and returns
 // their time.
 func storeBoats(t *testing.T, st *store.Store, n int) time.Time {
