@@ -50,7 +50,7 @@ func (s *Store) RunCheckpoints(ctx context.Context) error {
 			return nil
 		case <-tick.C:
 		}
-		if _, err := s.checkpoint(ctx, "PASSIVE"); err != nil && ctx.Err() == nil {
+		if err := s.checkpoint(ctx, "PASSIVE"); err != nil && ctx.Err() == nil {
 			s.log.Warn("background checkpoint failed; SQLite's own takes over", "err", err)
 		}
 	}
@@ -62,16 +62,14 @@ func (s *Store) RunCheckpoints(ctx context.Context) error {
 // writes (19 MB of 74 after 10k mails): a writer calls this once its
 // burst is over.
 func (s *Store) Checkpoint(ctx context.Context) error {
-	_, err := s.checkpoint(ctx, "TRUNCATE")
-	return err
+	return s.checkpoint(ctx, "TRUNCATE")
 }
 
-// checkpoint runs a checkpoint of the given mode and returns how many
-// pages of the log it copied.
-func (s *Store) checkpoint(ctx context.Context, mode string) (int, error) {
+// checkpoint runs a checkpoint of the given mode.
+func (s *Store) checkpoint(ctx context.Context, mode string) error {
 	var busy, logPages, copied int
 	if err := s.db.QueryRowContext(ctx, "PRAGMA wal_checkpoint("+mode+")").Scan(&busy, &logPages, &copied); err != nil {
-		return 0, fmt.Errorf("store: checkpoint: %w", err)
+		return fmt.Errorf("store: checkpoint: %w", err)
 	}
-	return copied, nil
+	return nil
 }
