@@ -383,7 +383,7 @@ func (v *Vectors) IndexPending(ctx context.Context) (int, error) {
 // stored.
 type indexRound struct {
 	ids      []int64
-	hashes   map[int64]string // the items' content hashes before they were read
+	hashes   map[int64]string // the items' content hashes as their texts were read
 	encoded  []encodedItem
 	embedded map[int64]bool // ids that had vectors already
 	requeue  []int64        // answers to embed again (see embedRound)
@@ -409,19 +409,6 @@ func (v *Vectors) embedRound(ctx context.Context, skip []int64) (*indexRound, er
 	if len(ids) == 0 {
 		return nil, nil
 	}
-	// Read before the texts: an item changed after this is seen as changed
-	// when the round is stored, and stays queued (storeRound).
-	hashes := make(map[int64]string, len(ids))
-	err = store.Each(ctx, v.db, func(r store.Scanner) error {
-		var id int64
-		var hash string
-		err := r.Scan(&id, &hash)
-		hashes[id] = hash
-		return err
-	}, `SELECT id, content_hash FROM items WHERE id IN (`+store.Placeholders(len(ids))+`)`, store.Args(ids)...)
-	if err != nil {
-		return nil, fmt.Errorf("vectors: read items: %w", err)
-	}
 	nb, err := threadNeighbours(ctx, v.db, ids)
 	if err != nil {
 		return nil, err
@@ -430,11 +417,15 @@ func (v *Vectors) embedRound(ctx context.Context, skip []int64) (*indexRound, er
 	// the whole batch are held, not the float ones (a part's items find
 	// the previous part's first chunks in v.firsts).
 	encoded := make([]encodedItem, len(ids))
+	hashes := make(map[int64]string, len(ids)) // as the texts were read (storeRound)
 	for from := 0; from < len(ids); from += embedPart {
 		part := ids[from:min(len(ids), from+embedPart)]
 		items, err := v.st.ItemTexts(ctx, part)
 		if err != nil {
 			return nil, err
+		}
+		for _, it := range items {
+			hashes[it.ID] = it.Hash
 		}
 		byItem, err := v.itemVectors(ctx, items, nb)
 		if err != nil {

@@ -290,10 +290,12 @@ func (s *Store) ItemByExternalID(ctx context.Context, source, externalID string)
 	return it, err
 }
 
-// ItemText is the text of an item that is embedded.
+// ItemText is the text of an item that is embedded, and the content hash
+// it was read with (UpsertItem changes the hash with the content).
 type ItemText struct {
 	ID          int64
 	Title, Body string
+	Hash        string
 }
 
 // ItemTexts returns the texts of the items with the given store ids, in
@@ -304,25 +306,30 @@ func (s *Store) ItemTexts(ctx context.Context, ids []int64) ([]ItemText, error) 
 	if len(ids) == 0 {
 		return nil, nil
 	}
-	byID := make(map[int64]ItemText, len(ids))
-	err := Each(ctx, s.db, func(r Scanner) error {
+	texts, err := Collect(ctx, s.db, func(r Scanner) (ItemText, error) {
 		var t ItemText
-		if err := r.Scan(&t.ID, &t.Title, &t.Body); err != nil {
-			return err
-		}
-		byID[t.ID] = t
-		return nil
-	}, `SELECT id, title, body FROM items WHERE id IN (`+Placeholders(len(ids))+`)`, Args(ids)...)
+		err := r.Scan(&t.ID, &t.Title, &t.Body, &t.Hash)
+		return t, err
+	}, `SELECT id, title, body, content_hash FROM items WHERE id IN (`+Placeholders(len(ids))+`)`, Args(ids)...)
 	if err != nil {
 		return nil, fmt.Errorf("item texts: %w", err)
 	}
-	out := make([]ItemText, 0, len(ids))
-	for _, id := range ids {
-		if t, ok := byID[id]; ok {
-			out = append(out, t)
+	return inOrder(ids, texts, func(t ItemText) int64 { return t.ID }), nil
+}
+
+// inOrder puts rows in the order of ids, leaving out ids no row has.
+func inOrder[T any](ids []int64, rows []T, id func(T) int64) []T {
+	byID := make(map[int64]T, len(rows))
+	for _, r := range rows {
+		byID[id(r)] = r
+	}
+	out := make([]T, 0, len(ids))
+	for _, i := range ids {
+		if r, ok := byID[i]; ok {
+			out = append(out, r)
 		}
 	}
-	return out, nil
+	return out
 }
 
 // ItemsByID returns the items with the given store ids, in that order;
@@ -335,17 +342,7 @@ func (s *Store) ItemsByID(ctx context.Context, ids []int64) ([]*Item, error) {
 	if err != nil {
 		return nil, fmt.Errorf("items by id: %w", err)
 	}
-	byID := make(map[int64]*Item, len(items))
-	for _, it := range items {
-		byID[it.ID] = it
-	}
-	out := make([]*Item, 0, len(ids))
-	for _, id := range ids {
-		if it, ok := byID[id]; ok {
-			out = append(out, it)
-		}
-	}
-	return out, nil
+	return inOrder(ids, items, func(it *Item) int64 { return it.ID }), nil
 }
 
 // SourceCount is the number of items from one source.
