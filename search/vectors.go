@@ -224,13 +224,6 @@ func (v *Vectors) Run(ctx context.Context) error {
 				restoreGC()
 				restoreGC = nil
 			}
-			if indexed > 0 {
-				// The indexer is the last writer of an import: the
-				// write-ahead log it leaves goes back to the database.
-				if err := v.st.Checkpoint(ctx); err != nil {
-					v.log.Warn("checkpoint after indexing", "err", err)
-				}
-			}
 			sinceRelease += indexed
 			indexed = 0
 		}

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"fmt"
 	"time"
 
@@ -32,44 +33,97 @@ func init() {
 // back while transactions commit.
 const checkpointEvery = 500 * time.Millisecond
 
+// checkpointQuiet is how long commits must have stopped before
+// RunCheckpoints empties the log.
+const checkpointQuiet = time.Second
+
 // RunCheckpoints copies the write-ahead log back into the database after
 // transactions commit, at most every checkpointEvery, until ctx ends. Its
 // checkpoints are passive: they run beside the writer and never wait for
 // it, so an import's writer no longer stops to do them.
+//
+// Once commits have stopped for checkpointQuiet it also truncates the log:
+// SQLite never shrinks it, so it kept the size of the largest burst of
+// writes (214 MB after one 100k import, beside a 541 MB database). A
+// reader still in the log makes it try again a checkpointQuiet later.
 func (s *Store) RunCheckpoints(ctx context.Context) error {
 	tick := time.NewTicker(checkpointEvery)
 	defer tick.Stop()
+	quiet := time.NewTimer(checkpointQuiet)
+	defer quiet.Stop()
+	untruncated := true // the log may hold pages since it was last emptied
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-s.committed:
-		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-tick.C:
-		}
-		if err := s.checkpoint(ctx, "PASSIVE"); err != nil && ctx.Err() == nil {
-			s.log.Warn("background checkpoint failed; SQLite's own takes over", "err", err)
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-tick.C:
+			}
+			if err := s.checkpoint(ctx); err != nil && ctx.Err() == nil {
+				s.log.Warn("background checkpoint failed; SQLite's own takes over", "err", err)
+			}
+			untruncated = true
+			quiet.Reset(checkpointQuiet)
+		case <-quiet.C:
+			if !untruncated {
+				continue
+			}
+			done, err := s.truncateLog(ctx)
+			switch {
+			case ctx.Err() != nil:
+				return nil
+			case err != nil:
+				s.log.Warn("truncating the write-ahead log failed", "err", err)
+				untruncated = false // until the next commit
+			case !done:
+				quiet.Reset(checkpointQuiet)
+			default:
+				untruncated = false
+			}
+			if s.afterTruncate != nil {
+				s.afterTruncate(done)
+			}
 		}
 	}
 }
 
-// Checkpoint copies the write-ahead log into the database and truncates
-// it, if no reader holds it. SQLite's automatic checkpoints never shrink
-// the file, so after an import it kept the size of the largest burst of
-// writes (19 MB of 74 after 10k mails): a writer calls this once its
-// burst is over.
-func (s *Store) Checkpoint(ctx context.Context) error {
-	return s.checkpoint(ctx, "TRUNCATE")
-}
-
-// checkpoint runs a checkpoint of the given mode.
-func (s *Store) checkpoint(ctx context.Context, mode string) error {
+// checkpoint copies what it can of the log back without waiting for
+// anyone.
+func (s *Store) checkpoint(ctx context.Context) error {
 	var busy, logPages, copied int
-	if err := s.db.QueryRowContext(ctx, "PRAGMA wal_checkpoint("+mode+")").Scan(&busy, &logPages, &copied); err != nil {
+	if err := s.db.QueryRowContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)").Scan(&busy, &logPages, &copied); err != nil {
 		return fmt.Errorf("store: checkpoint: %w", err)
 	}
 	return nil
+}
+
+// truncateLog copies the whole log back and empties it. It reports false
+// when a writer or a reader still holds the log: it does not wait for
+// them, since new writers would wait behind it.
+func (s *Store) truncateLog(ctx context.Context) (bool, error) {
+	conn, err := s.db.Conn(ctx)
+	if err != nil {
+		return false, fmt.Errorf("store: truncate log: %w", err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, "PRAGMA busy_timeout = 0"); err != nil {
+		return false, fmt.Errorf("store: truncate log: %w", err)
+	}
+	var busy, logPages, copied int
+	err = conn.QueryRowContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)").Scan(&busy, &logPages, &copied)
+	// Back to the pool's timeout, or the connection must not go back to
+	// the pool: database/sql discards one that reports ErrBadConn.
+	if _, rerr := conn.ExecContext(context.WithoutCancel(ctx), fmt.Sprintf("PRAGMA busy_timeout = %d", busyTimeout.Milliseconds())); rerr != nil {
+		_ = conn.Raw(func(any) error { return driver.ErrBadConn })
+		if err == nil {
+			err = rerr
+		}
+	}
+	if err != nil {
+		return false, fmt.Errorf("store: truncate log: %w", err)
+	}
+	return busy == 0, nil
 }

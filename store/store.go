@@ -46,6 +46,9 @@ type Store struct {
 	stored []func()   // OnItemsStored's callbacks
 	// committed is signalled after a transaction commits (RunCheckpoints).
 	committed chan struct{}
+	// afterTruncate, when set by a test, hears each attempt of
+	// RunCheckpoints to empty the log.
+	afterTruncate func(done bool)
 }
 
 // OnItemsStored registers fn to run after every transaction that stored,
@@ -65,6 +68,10 @@ type Options struct {
 	Now func() time.Time // the clock; time.Now when nil
 }
 
+// busyTimeout is how long a connection waits for another's lock before it
+// fails with SQLITE_BUSY.
+const busyTimeout = 5 * time.Second
+
 // Open opens (creating if needed) the database at path, checks that FTS5 is
 // compiled in and applies pending migrations.
 func Open(ctx context.Context, path string, opts Options) (*Store, error) {
@@ -80,7 +87,7 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	q := url.Values{}
 	q.Set("_journal_mode", "WAL")
 	q.Set("_synchronous", "NORMAL") // with WAL: durable across process crashes
-	q.Set("_busy_timeout", "5000")
+	q.Set("_busy_timeout", strconv.FormatInt(busyTimeout.Milliseconds(), 10))
 	q.Set("_txlock", "immediate")
 	q.Set("_foreign_keys", "on")
 	// In a URI file name "?" starts the parameters and "#" a fragment:

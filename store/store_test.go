@@ -281,33 +281,70 @@ func TestOpenPathWithURICharacters(t *testing.T) {
 	}
 }
 
-// After a burst of writes the write-ahead log holds them; Checkpoint
-// moves them into the database and leaves an empty log.
-func TestCheckpointEmptiesTheWriteAheadLog(t *testing.T) {
+// Once commits stop, RunCheckpoints moves the write-ahead log into the
+// database and leaves it empty; a reader still in the log only delays that.
+func TestLogEmptiedOnceWritesStop(t *testing.T) {
 	ctx := context.Background()
 	s := openTest(t)
-	var items []*Item
-	for i := range 500 {
-		items = append(items, &Item{Source: "jsonl", ExternalID: fmt.Sprint(i), Time: time.Unix(int64(i), 0), Title: "note", Body: strings.Repeat("words of a note ", 50)})
-	}
-	if _, err := s.UpsertItems(ctx, items, UpsertOptions{}); err != nil {
-		t.Fatal(err)
+	write := func(from int) {
+		t.Helper()
+		var items []*Item
+		for i := from; i < from+250; i++ {
+			items = append(items, &Item{Source: "jsonl", ExternalID: fmt.Sprint(i), Time: time.Unix(int64(i), 0), Title: "note", Body: strings.Repeat("words of a note ", 50)})
+		}
+		if _, err := s.UpsertItems(ctx, items, UpsertOptions{}); err != nil {
+			t.Fatal(err)
+		}
 	}
 	walSize := func() int64 {
+		t.Helper()
 		fi, err := os.Stat(s.Path() + "-wal")
 		if err != nil {
 			t.Fatal(err)
 		}
 		return fi.Size()
 	}
+	write(0)
+	// A reader that began before the next writes holds the log: a query
+	// read only halfway keeps its snapshot.
+	reader, err := s.DB().QueryContext(ctx, "SELECT id FROM items")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer reader.Close()
+	if !reader.Next() {
+		t.Fatalf("reader: no row: %v", reader.Err())
+	}
+	write(250)
 	if n := walSize(); n < 100_000 {
 		t.Fatalf("the log holds %d bytes after 500 items; want the writes in it", n)
 	}
-	if err := s.Checkpoint(ctx); err != nil {
+
+	attempts := make(chan bool, 16)
+	s.afterTruncate = func(done bool) { attempts <- done }
+	runCtx, cancel := context.WithCancel(ctx)
+	stopped := make(chan error, 1)
+	go func() { stopped <- s.RunCheckpoints(runCtx) }()
+	defer func() { cancel(); <-stopped }()
+	if done := <-attempts; done {
+		t.Fatal("the log was emptied while a reader was in it")
+	}
+	if n := walSize(); n == 0 {
+		t.Fatal("the log is empty while a reader is in it")
+	}
+	if err := reader.Close(); err != nil {
 		t.Fatal(err)
 	}
+	timeout := time.After(20 * time.Second)
+	for done := false; !done; {
+		select {
+		case done = <-attempts:
+		case <-timeout:
+			t.Fatal("RunCheckpoints did not empty the log after the reader ended")
+		}
+	}
 	if n := walSize(); n != 0 {
-		t.Errorf("the log holds %d bytes after a checkpoint, want 0", n)
+		t.Errorf("the log holds %d bytes after RunCheckpoints emptied it, want 0", n)
 	}
 	if got, err := s.CountItems(ctx); err != nil || len(got) != 1 || got[0].Items != 500 {
 		t.Errorf("after the checkpoint: %v, %v", got, err)
