@@ -2,7 +2,10 @@ package embedder
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/binary"
 	"errors"
+	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -198,5 +201,54 @@ func TestCharGramsMatchTheRuneForm(t *testing.T) {
 		if !slices.Equal(got, want) || charGramCount(w) != len(want) {
 			t.Errorf("%q: %d grams %v (count %d), want %d %v", w, len(got), got, charGramCount(w), len(want), want)
 		}
+	}
+}
+
+// digestDual hashes the vectors Dual gives each text, with and without
+// query weights.
+func digestDual(b *Builtin, texts []string) string {
+	h := sha256.New()
+	weight := func(w string) float64 { return float64(len(w)) / 4 }
+	for _, t := range texts {
+		for _, wf := range []func(string) float64{nil, weight} {
+			n, w := b.Dual(t, wf)
+			for _, x := range append(n, w...) {
+				binary.Write(h, binary.LittleEndian, math.Float32bits(x))
+			}
+		}
+	}
+	return fmt.Sprintf("%x", h.Sum(nil))
+}
+
+var dualTexts = []string{
+	"Quarterly pipeline forecast: the Forecast is due Friday, FORECASTING takes a week.",
+	"Überweisung für Café-Besitzer; naïve résumé, ÉCOLE école",
+	"日本語のテキスト と English words mixed 東京 meeting",
+	"the and of to a in is it you that", // stop words only
+	"Dancing danced dances: running ran runs; studies studied studying",
+	"a word longer than a cache slot takes: " + strings.Repeat("Qx", 40) + " and " + strings.Repeat("Qx", 40),
+	"Hi Wei,\n\nOr snoumspoontneeck that tutral raingee gliony quildrool into smaick queasneensmeet.",
+}
+
+// Stored vectors depend on the built-in embedder's exact output: a change
+// must come with a new builtinVersion, so the store embeds everything
+// again. The digest was taken before the word cache came in.
+func TestBuiltinVectorsUnchanged(t *testing.T) {
+	const want = "abf52db7b11a46ee3871b4105e49f9ec697e35f7e427655268fef9fd4c99683c"
+	b := NewBuiltin(0)
+	if got := digestDual(b, dualTexts); got != want {
+		t.Fatalf("vectors changed: digest %s, want %s", got, want)
+	}
+	// The same again once other words have taken every slot of the word
+	// caches: what a slot held before must not leak into a vector.
+	var other []string
+	for i := range 4 * wordCacheSlots {
+		other = append(other, fmt.Sprintf("w%dx Q%dz", i, i))
+	}
+	for range cap(wordCaches) + 1 {
+		b.Dual(strings.Join(other, " "), nil)
+	}
+	if got := digestDual(b, dualTexts); got != want {
+		t.Fatalf("vectors changed after the caches filled: digest %s, want %s", got, want)
 	}
 }

@@ -37,12 +37,19 @@ func Words(text string) []string {
 // no single letters.
 func ContentWords(text string) []string {
 	out := make([]string, 0, len(text)/8+1)
-	eachWord(text, func(start, end int) {
-		if w := strings.ToLower(text[start:end]); !StopWord(w) {
+	EachWord(text, func(word string) {
+		if w := strings.ToLower(word); !StopWord(w) {
 			out = append(out, w)
 		}
 	})
 	return out
+}
+
+// EachWord calls f with each word of text as it is written, not lower-cased:
+// for a caller that keeps what it learns of each word (the built-in
+// embedder), a word seen before costs nothing to convert.
+func EachWord(text string, f func(word string)) {
+	eachWord(text, func(start, end int) { f(text[start:end]) })
 }
 
 // eachWord calls f with the byte range of each word of text. The embedder
