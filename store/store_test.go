@@ -350,3 +350,12 @@ func TestLogEmptiedOnceWritesStop(t *testing.T) {
 		t.Errorf("after the checkpoint: %v, %v", got, err)
 	}
 }
+
+// The full-text index merges segments eight at a time (migration 0024).
+func TestFullTextIndexMergesEightSegments(t *testing.T) {
+	s := openTest(t)
+	var v int
+	if err := s.DB().QueryRow(`SELECT v FROM items_fts_config WHERE k = 'automerge'`).Scan(&v); err != nil || v != 8 {
+		t.Fatalf("automerge = %d, %v; want 8", v, err)
+	}
+}
