@@ -222,11 +222,25 @@ var itemRefs = []struct{ table, column string }{
 	{"threads", "last_item_id"},
 }
 
-// itemLists are JSON arrays of item ids (evidence): a merge rewrites the
-// dropped item's id to the one that stays.
-var itemLists = []struct{ table, column string }{
-	{"item_chains", "evidence"},
-	{"observations", "evidence"},
+// itemLists are JSON arrays of item ids, at path in column (evidence, what
+// a meeting prep drew on): a merge rewrites the dropped item's id to the
+// one that stays.
+var itemLists = []struct{ table, column, path string }{
+	{"item_chains", "evidence", "$"},
+	{"observations", "evidence", "$"},
+	{"meeting_preps", "context", "$.mail"},
+	{"meeting_preps", "context", "$.cited"},
+}
+
+// itemFields are single item ids at path in a JSON column.
+var itemFields = []struct{ table, column, path string }{
+	{"meeting_preps", "context", "$.last_meeting"},
+}
+
+// itemCitations are JSON arrays of objects that name an item by item_id:
+// the citations of chat answers.
+var itemCitations = []struct{ table, column string }{
+	{"chat_messages", "citations"},
 }
 
 // itemSubjects are columns naming an item as "item:<id>" (graph.ItemSubject):
@@ -241,10 +255,25 @@ func (t *Tx) repoint(from, to int64) error {
 		}
 	}
 	for _, l := range itemLists {
-		_, err := t.Exec(`UPDATE `+l.table+` SET `+l.column+` = (SELECT json_group_array(CASE WHEN value = ?1 THEN ?2 ELSE value END) FROM json_each(`+l.column+`))
-			WHERE EXISTS (SELECT 1 FROM json_each(`+l.column+`) WHERE value = ?1)`, from, to)
+		_, err := t.Exec(`UPDATE `+l.table+` SET `+l.column+` = json_set(`+l.column+`, ?3,
+				json((SELECT json_group_array(CASE WHEN value = ?1 THEN ?2 ELSE value END) FROM json_each(`+l.column+`, ?3))))
+			WHERE EXISTS (SELECT 1 FROM json_each(`+l.column+`, ?3) WHERE value = ?1)`, from, to, l.path)
 		if err != nil {
 			return fmt.Errorf("%s: %w", l.table, err)
+		}
+	}
+	for _, f := range itemFields {
+		_, err := t.Exec(`UPDATE `+f.table+` SET `+f.column+` = json_set(`+f.column+`, ?3, ?2) WHERE json_extract(`+f.column+`, ?3) = ?1`, from, to, f.path)
+		if err != nil {
+			return fmt.Errorf("%s: %w", f.table, err)
+		}
+	}
+	for _, c := range itemCitations {
+		_, err := t.Exec(`UPDATE `+c.table+` SET `+c.column+` = json((SELECT json_group_array(
+				CASE WHEN json_extract(value, '$.item_id') = ?1 THEN json_set(value, '$.item_id', ?2) ELSE json(value) END) FROM json_each(`+c.column+`)))
+			WHERE EXISTS (SELECT 1 FROM json_each(`+c.column+`) WHERE json_extract(value, '$.item_id') = ?1)`, from, to)
+		if err != nil {
+			return fmt.Errorf("%s: %w", c.table, err)
 		}
 	}
 	for _, table := range itemSubjects {

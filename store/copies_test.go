@@ -182,6 +182,11 @@ func TestUpgradeMergesCopiesOfOneMessage(t *testing.T) {
 		`INSERT INTO agent_runs (id, status, state, created, updated, kind, subject) VALUES ('r1', 'done', '{}', 0, 0, 'draft_reply', 'item:1')`,
 		`INSERT INTO threads (thread, first_time, last_time, last_item_id, updated) VALUES ('t', 0, 0, 1, 0)`,
 		`INSERT INTO item_vectors (item_id, vector) VALUES (1, x'00'), (3, x'00'), (5, x'00')`,
+		`INSERT INTO meeting_preps (event_id, start, item_id, text, context, created)
+			VALUES ('ev', 0, 5, 'prep', '{"mail":[2,5],"threads":["t"],"last_meeting":4,"cited":[1]}', 0)`,
+		`INSERT INTO chat_sessions (id, created, updated) VALUES ('s', 0, 0)`,
+		`INSERT INTO chat_messages (session, role, content, citations, created) VALUES ('s', 'assistant', 'a [1] [2]',
+			'[{"n":1,"id":"<m1@example.com>","item_id":2,"title":"Hello"},{"n":2,"id":"<other@example.com>","item_id":5,"title":"Other"}]', 0)`,
 	)
 	ctx := context.Background()
 	if n := countItems(t, s); n != 2 {
@@ -202,6 +207,8 @@ func TestUpgradeMergesCopiesOfOneMessage(t *testing.T) {
 		{`SELECT item_id FROM proposals`, "3"},
 		{`SELECT group_concat(subject || ' ' || stage || ' ' || evidence, '; ') FROM (SELECT * FROM item_chains ORDER BY at)`, "item:3 triaged [3]; item:3 drafted []"},
 		{`SELECT evidence FROM observations`, "[3,3,5]"},
+		{`SELECT context FROM meeting_preps`, `{"mail":[3,5],"threads":["t"],"last_meeting":3,"cited":[3]}`},
+		{`SELECT citations FROM chat_messages`, `[{"n":1,"id":"<m1@example.com>","item_id":3,"title":"Hello"},{"n":2,"id":"<other@example.com>","item_id":5,"title":"Other"}]`},
 		{`SELECT subject FROM agent_runs`, "item:3"},
 		{`SELECT last_item_id FROM threads`, "3"},
 		{`SELECT group_concat(item_id) FROM (SELECT item_id FROM item_vectors ORDER BY item_id)`, "3,5"},
