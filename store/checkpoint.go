@@ -93,11 +93,20 @@ func (s *Store) RunCheckpoints(ctx context.Context) error {
 // checkpoint copies what it can of the log back without waiting for
 // anyone.
 func (s *Store) checkpoint(ctx context.Context) error {
-	var busy, logPages, copied int
-	if err := s.db.QueryRowContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)").Scan(&busy, &logPages, &copied); err != nil {
+	if _, err := walCheckpoint(ctx, s.db, "PASSIVE"); err != nil {
 		return fmt.Errorf("store: checkpoint: %w", err)
 	}
 	return nil
+}
+
+// walCheckpoint runs a checkpoint of the given mode on q (the pool or one
+// connection) and reports whether a lock held it back.
+func walCheckpoint(ctx context.Context, q interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}, mode string) (busy bool, err error) {
+	var blocked, logPages, copied int
+	err = q.QueryRowContext(ctx, "PRAGMA wal_checkpoint("+mode+")").Scan(&blocked, &logPages, &copied)
+	return blocked != 0, err
 }
 
 // truncateLog copies the whole log back and empties it. It reports false
@@ -112,8 +121,7 @@ func (s *Store) truncateLog(ctx context.Context) (bool, error) {
 	if _, err := conn.ExecContext(ctx, "PRAGMA busy_timeout = 0"); err != nil {
 		return false, fmt.Errorf("store: truncate log: %w", err)
 	}
-	var busy, logPages, copied int
-	err = conn.QueryRowContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)").Scan(&busy, &logPages, &copied)
+	busy, err := walCheckpoint(ctx, conn, "TRUNCATE")
 	// Back to the pool's timeout, or the connection must not go back to
 	// the pool: database/sql discards one that reports ErrBadConn.
 	if _, rerr := conn.ExecContext(context.WithoutCancel(ctx), fmt.Sprintf("PRAGMA busy_timeout = %d", busyTimeout.Milliseconds())); rerr != nil {
@@ -125,5 +133,5 @@ func (s *Store) truncateLog(ctx context.Context) (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("store: truncate log: %w", err)
 	}
-	return busy == 0, nil
+	return !busy, nil
 }
