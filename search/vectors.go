@@ -929,14 +929,7 @@ func (v *Vectors) embedAll(ctx context.Context, texts []string) ([]chunkVec, err
 // little-endian float32): a quarter of the float32 size, and exact enough
 // for ranking.
 func encodeInt8(v []float32) []byte {
-	var maxAbs float32
-	for _, x := range v {
-		if x > maxAbs {
-			maxAbs = x
-		} else if -x > maxAbs {
-			maxAbs = -x
-		}
-	}
+	maxAbs := largestMagnitude(v)
 	b := make([]byte, 4+len(v))
 	if maxAbs == 0 {
 		return b
@@ -974,16 +967,7 @@ func dotInt8(q []float32, b []byte) (float32, bool) {
 // (1,028 bytes), and the ranking barely moves (LoCoMo-dev, known items:
 // see the commit that made it).
 func encodeInt4(v []float32) []byte {
-	var maxAbs float32
-	for _, x := range v {
-		// Not max(): its NaN and signed-zero rules made this loop a fifth
-		// of the encoding; normalised vectors have neither.
-		if x > maxAbs {
-			maxAbs = x
-		} else if -x > maxAbs {
-			maxAbs = -x
-		}
-	}
+	maxAbs := largestMagnitude(v)
 	b := make([]byte, 4+(len(v)+1)/2)
 	if maxAbs == 0 {
 		return b
@@ -1001,6 +985,21 @@ func encodeInt4(v []float32) []byte {
 		out[len(out)-1] = nibble(v[len(v)-1])
 	}
 	return b
+}
+
+// largestMagnitude is the largest |x| of v. Not max(x, -x): its NaN and
+// signed-zero rules made this loop a fifth of the int4 encoding; unit
+// vectors have neither.
+func largestMagnitude(v []float32) float32 {
+	var m float32
+	for _, x := range v {
+		if x > m {
+			m = x
+		} else if -x > m {
+			m = -x
+		}
+	}
+	return m
 }
 
 // dotInt4 is the inner product of a float32 query and a stored int4 vector.
