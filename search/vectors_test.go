@@ -374,6 +374,35 @@ func TestItemChangedWhileEmbeddedIsEmbeddedAgain(t *testing.T) {
 	}
 }
 
+// An item deleted while its round was being embedded gets no vector and
+// leaves the queue; the round's other items are stored.
+func TestItemDeletedWhileEmbeddedGetsNoVector(t *testing.T) {
+	st := openTest(t)
+	ctx := context.Background()
+	storeBoats(t, st, 3)
+	vec := NewVectors(st, embedder.NewBuiltin(0), VectorOptions{})
+	if err := vec.Load(ctx); err != nil {
+		t.Fatal(err)
+	}
+	r, err := vec.embedRound(ctx, nil)
+	if err != nil || r == nil || len(r.ids) != 3 {
+		t.Fatalf("round %+v, %v", r, err)
+	}
+	if _, err := st.DB().Exec(`DELETE FROM items WHERE external_id = 'b1'`); err != nil {
+		t.Fatal(err)
+	}
+	if err := vec.storeRound(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	if s := vec.Status(); s.Vectors != 2 || s.Pending != 0 {
+		t.Fatalf("%d vectors, %d pending, want the 2 remaining items and nothing queued", s.Vectors, s.Pending)
+	}
+	var stored int
+	if err := st.DB().QueryRow(`SELECT (SELECT COUNT(*) FROM item_vectors) + (SELECT COUNT(DISTINCT item_id) FROM chunk_vectors)`).Scan(&stored); err != nil || stored != 4 {
+		t.Fatalf("%d item and chunk vector owners stored (%v), want 2 + 2", stored, err)
+	}
+}
+
 // A panic while a round is stored comes back from wait as an error, as it
 // would have from Run's own goroutine, and leaves the round's items queued.
 func TestPanicStoringARoundIsAnError(t *testing.T) {
