@@ -13,20 +13,54 @@ import (
 // driverName is go-sqlite3 with omnibrain's per-connection settings.
 const driverName = "sqlite3_omnibrain"
 
-// walAutoCheckpoint is the write-ahead log's size, in pages, at which the
-// committing connection copies it back into the database itself. SQLite's
-// default (1000 pages, 4 MB) made an import's writer do it every few
-// transactions, a sixth of its time (50k bench mails imported alone: 14.3-14.9
-// s against 11.8-12.6 s without). RunCheckpoints does it beside the writer
-// instead; this larger size is the bound for when nothing runs it (a CLI
-// command without a daemon).
-const walAutoCheckpoint = 10000
+// pageSize is the page size a new database is created with. SQLite's
+// default, 4 KB, split an import's rows, indexes and full-text segments
+// over four to eight times as many pages: each is read, written to the
+// log and copied back on its own. An existing database keeps the size it
+// was created with: changing it rewrites the whole file (VACUUM).
+const pageSize = 32 << 10
+
+// walAutoCheckpoint is the write-ahead log's size at which the committing
+// connection copies it back into the database itself. SQLite's default
+// (1000 pages, 4 MB at 4 KB a page) made an import's writer do it every
+// few transactions, a sixth of its time (50k bench mails imported alone:
+// 14.3-14.9 s against 11.8-12.6 s without). RunCheckpoints does it beside
+// the writer instead; this larger size is the bound for when nothing runs
+// it (a CLI command without a daemon).
+const walAutoCheckpoint = 40 << 20
 
 func init() {
 	sql.Register(driverName, &sqlite3.SQLiteDriver{ConnectHook: func(c *sqlite3.SQLiteConn) error {
-		_, err := c.Exec(fmt.Sprintf("PRAGMA wal_autocheckpoint = %d", walAutoCheckpoint), nil)
+		// The page size counts only until the database's first write,
+		// and switching to WAL is one.
+		if _, err := c.Exec(fmt.Sprintf("PRAGMA page_size = %d; PRAGMA journal_mode = WAL", pageSize), nil); err != nil {
+			return err
+		}
+		size, err := pragmaInt(c, "page_size")
+		if err != nil {
+			return err
+		}
+		_, err = c.Exec(fmt.Sprintf("PRAGMA wal_autocheckpoint = %d", walAutoCheckpoint/size), nil)
 		return err
 	}})
+}
+
+// pragmaInt reads a PRAGMA's value on a connection being set up.
+func pragmaInt(c *sqlite3.SQLiteConn, name string) (int, error) {
+	rows, err := c.Query("PRAGMA "+name, nil)
+	if err != nil {
+		return 0, err
+	}
+	defer rows.Close()
+	v := make([]driver.Value, 1)
+	if err := rows.Next(v); err != nil {
+		return 0, fmt.Errorf("PRAGMA %s: %w", name, err)
+	}
+	n, ok := v[0].(int64)
+	if !ok || n <= 0 {
+		return 0, fmt.Errorf("PRAGMA %s: %v", name, v[0])
+	}
+	return int(n), nil
 }
 
 // checkpointEvery is how often, at most, RunCheckpoints copies the log

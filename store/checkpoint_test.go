@@ -2,20 +2,61 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"os"
+	"path/filepath"
 	"testing"
 	"time"
 )
 
+// A new database is created with pageSize pages. One created with
+// SQLite's default keeps its 4 KB pages (changing them rewrites the whole
+// file), and both leave the same bytes of log to RunCheckpoints.
+func TestPageSize(t *testing.T) {
+	ctx := context.Background()
+	old := filepath.Join(t.TempDir(), FileName)
+	db, err := sql.Open("sqlite3", old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec("PRAGMA page_size = 4096; PRAGMA journal_mode = WAL; CREATE TABLE before_omnibrain (x)"); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	tests := []struct {
+		name, path string
+		want       int
+	}{
+		{"new", filepath.Join(t.TempDir(), FileName), pageSize},
+		{"created with 4 KB pages", old, 4096},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := Open(ctx, tc.path, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			var size, auto int
+			if err := s.DB().QueryRowContext(ctx, "PRAGMA page_size").Scan(&size); err != nil || size != tc.want {
+				t.Errorf("page_size = %d, %v; want %d", size, err, tc.want)
+			}
+			if err := s.DB().QueryRowContext(ctx, "PRAGMA wal_autocheckpoint").Scan(&auto); err != nil || auto != walAutoCheckpoint/tc.want {
+				t.Errorf("wal_autocheckpoint = %d pages, %v; want %d", auto, err, walAutoCheckpoint/tc.want)
+			}
+		})
+	}
+}
+
 // Connections leave the write-ahead log to RunCheckpoints up to
-// walAutoCheckpoint pages; RunCheckpoints copies it back after commits.
+// walAutoCheckpoint bytes; RunCheckpoints copies it back after commits.
 func TestCheckpointsRunBesideTheWriters(t *testing.T) {
 	s := openTest(t)
 	ctx := context.Background()
 	var auto int
-	if err := s.DB().QueryRowContext(ctx, "PRAGMA wal_autocheckpoint").Scan(&auto); err != nil || auto != walAutoCheckpoint {
-		t.Fatalf("wal_autocheckpoint = %d, %v; want %d", auto, err, walAutoCheckpoint)
+	if err := s.DB().QueryRowContext(ctx, "PRAGMA wal_autocheckpoint").Scan(&auto); err != nil || auto != walAutoCheckpoint/pageSize {
+		t.Fatalf("wal_autocheckpoint = %d, %v; want %d", auto, err, walAutoCheckpoint/pageSize)
 	}
 	if done, err := s.truncateLog(ctx); err != nil || !done {
 		t.Fatalf("truncateLog = %v, %v", done, err)

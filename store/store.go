@@ -85,7 +85,6 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("store: %w", err)
 	}
 	q := url.Values{}
-	q.Set("_journal_mode", "WAL")
 	q.Set("_synchronous", "NORMAL") // with WAL: durable across process crashes
 	q.Set("_busy_timeout", strconv.FormatInt(busyTimeout.Milliseconds(), 10))
 	q.Set("_txlock", "immediate")
