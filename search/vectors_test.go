@@ -347,14 +347,7 @@ func TestItemChangedWhileEmbeddedIsEmbeddedAgain(t *testing.T) {
 	if _, err := st.UpsertItems(ctx, []*store.Item{before, other}, store.UpsertOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	vec := NewVectors(st, embedder.NewBuiltin(0), VectorOptions{})
-	if err := vec.Load(ctx); err != nil {
-		t.Fatal(err)
-	}
-	r, err := vec.embedRound(ctx, nil)
-	if err != nil || r == nil || len(r.ids) != 2 {
-		t.Fatalf("round %+v, %v", r, err)
-	}
+	vec, r := embedOneRound(t, st, 2)
 	after := mail("a", "ta", at, "anna@example.com", "Gardening", "Tomatoes ripen slowly in cold weather.")
 	if _, err := st.UpsertItems(ctx, []*store.Item{after}, store.UpsertOptions{}); err != nil {
 		t.Fatal(err)
@@ -380,14 +373,7 @@ func TestItemDeletedWhileEmbeddedGetsNoVector(t *testing.T) {
 	st := openTest(t)
 	ctx := context.Background()
 	storeBoats(t, st, 3)
-	vec := NewVectors(st, embedder.NewBuiltin(0), VectorOptions{})
-	if err := vec.Load(ctx); err != nil {
-		t.Fatal(err)
-	}
-	r, err := vec.embedRound(ctx, nil)
-	if err != nil || r == nil || len(r.ids) != 3 {
-		t.Fatalf("round %+v, %v", r, err)
-	}
+	vec, r := embedOneRound(t, st, 3)
 	if _, err := st.DB().Exec(`DELETE FROM items WHERE external_id = 'b1'`); err != nil {
 		t.Fatal(err)
 	}
@@ -417,6 +403,22 @@ func TestPanicStoringARoundIsAnError(t *testing.T) {
 	if p, err := vec.pending(context.Background()); err != nil || p != 1 {
 		t.Fatalf("%d queued (%v), want the item still queued", p, err)
 	}
+}
+
+// embedOneRound loads an indexer on st and embeds one round, which must
+// hold n items, without storing it.
+func embedOneRound(t *testing.T, st *store.Store, n int) (*Vectors, *indexRound) {
+	t.Helper()
+	ctx := context.Background()
+	vec := NewVectors(st, embedder.NewBuiltin(0), VectorOptions{})
+	if err := vec.Load(ctx); err != nil {
+		t.Fatal(err)
+	}
+	r, err := vec.embedRound(ctx, nil)
+	if err != nil || r == nil || len(r.ids) != n {
+		t.Fatalf("round %+v, %v; want one of %d items", r, err, n)
+	}
+	return vec, r
 }
 
 // storeBoats stores n mails, each in a thread of its own, and returns
