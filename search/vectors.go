@@ -467,7 +467,7 @@ func (v *Vectors) storeRound(ctx context.Context, r *indexRound) error {
 		hashes := make(map[int64]string, len(ids))
 		for from := 0; from < len(ids); from += store.MaxVariables {
 			part := ids[from:min(len(ids), from+store.MaxVariables)]
-			err := store.Each(ctx, tx, func(row store.Scanner) error {
+			err := store.Each(tx.Context(), tx, func(row store.Scanner) error {
 				var id int64
 				var hash string
 				err := row.Scan(&id, &hash)
