@@ -89,10 +89,7 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	q.Set("_busy_timeout", strconv.FormatInt(busyTimeout.Milliseconds(), 10))
 	q.Set("_txlock", "immediate")
 	q.Set("_foreign_keys", "on")
-	// In a URI file name "?" starts the parameters and "#" a fragment:
-	// a home named "mail#2" must not open the database "mail".
-	dsn := "file:" + strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(path) + "?" + q.Encode()
-	db, err := sql.Open(driverName, dsn)
+	db, err := sql.Open(driverName, dsn(path, q))
 	if err != nil {
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
 	}
@@ -122,6 +119,13 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		}
 	}
 	return s, nil
+}
+
+// dsn is the URI that opens path with the driver parameters q.
+func dsn(path string, q url.Values) string {
+	// In a URI file name "?" starts the parameters and "#" a fragment:
+	// a home named "mail#2" must not open the database "mail".
+	return "file:" + strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(path) + "?" + q.Encode()
 }
 
 // lockedRetry is the pause between attempts to open a locked database.
