@@ -307,6 +307,18 @@ func lockHome(home string) (func(), error) {
 	}, nil
 }
 
+// Compact compacts the home's database (store.Compact) while holding the
+// home's lock: no daemon may run meanwhile, or start and find the
+// database busy. A daemon already running is named, with how to stop it.
+func Compact(ctx context.Context, home string) (store.Compaction, error) {
+	unlock, err := lockHome(home)
+	if err != nil {
+		return store.Compaction{}, err
+	}
+	defer unlock()
+	return store.Compact(ctx, filepath.Join(home, store.FileName))
+}
+
 // loadOrCreateToken reads the API token file, creating a random token (0600)
 // on first use.
 func loadOrCreateToken(path string) (string, error) {

@@ -173,7 +173,13 @@ func checkDatabase(ctx context.Context, path string) checkResult {
 	for _, c := range counts {
 		n += c.Items
 	}
-	return checkResult{Name: "database", Status: "ok", Detail: fmt.Sprintf("schema %d, FTS5 present, %d items, integrity ok", v, n)}
+	r := checkResult{Name: "database", Status: "ok", Detail: fmt.Sprintf("schema %d, FTS5 present, %d items, integrity ok", v, n)}
+	if sp, err := s.Space(ctx); err == nil {
+		if why := sp.WorthCompacting(); why != "" {
+			r.Status, r.Detail, r.Fix = "info", r.Detail+"; worth compacting: "+why, "stop the daemon, run omnibrain compact, start it again"
+		}
+	}
+	return r
 }
 
 // checkDaemon reports whether a daemon answers and, when one does, each

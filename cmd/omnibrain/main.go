@@ -93,6 +93,7 @@ func commands() []*command {
 		statusCommand(),
 		doctorCommand(),
 		serviceCommand(),
+		compactCommand(),
 		importCommand(),
 		searchCommand(),
 		chatCommand(),
