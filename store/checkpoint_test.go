@@ -10,20 +10,28 @@ import (
 	"time"
 )
 
+// fourKBDatabase makes a database as SQLite's defaults make them, 4 KB
+// pages, in WAL mode, before omnibrain has opened it.
+func fourKBDatabase(t *testing.T) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), FileName)
+	db, err := sql.Open("sqlite3", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec("PRAGMA page_size = 4096; PRAGMA journal_mode = WAL; CREATE TABLE before_omnibrain (x)"); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
 // A new database is created with pageSize pages. One created with
 // SQLite's default keeps its 4 KB pages (changing them rewrites the whole
 // file), and both leave the same bytes of log to RunCheckpoints.
 func TestPageSize(t *testing.T) {
 	ctx := context.Background()
-	old := filepath.Join(t.TempDir(), FileName)
-	db, err := sql.Open("sqlite3", old)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.Exec("PRAGMA page_size = 4096; PRAGMA journal_mode = WAL; CREATE TABLE before_omnibrain (x)"); err != nil {
-		t.Fatal(err)
-	}
-	db.Close()
+	old := fourKBDatabase(t)
 	tests := []struct {
 		name, path string
 		want       int

@@ -2,11 +2,9 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
@@ -20,15 +18,7 @@ import (
 func oldHome(t *testing.T) string {
 	t.Helper()
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), FileName)
-	db, err := sql.Open("sqlite3", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.Exec("PRAGMA page_size = 4096; PRAGMA journal_mode = WAL; CREATE TABLE before_omnibrain (x)"); err != nil {
-		t.Fatal(err)
-	}
-	db.Close()
+	path := fourKBDatabase(t)
 	s, err := Open(ctx, path, Options{})
 	if err != nil {
 		t.Fatal(err)
