@@ -31,6 +31,9 @@ func compactCommand() *command {
 			path := filepath.Join(home, store.FileName)
 			fi, err := os.Stat(path)
 			if errors.Is(err, fs.ErrNotExist) {
+				if e.json { // zero bytes before and after
+					return e.printJSON(store.Compaction{Path: path})
+				}
 				e.printf("nothing to compact: %s has no database yet\n", home)
 				return nil
 			} else if err != nil {
@@ -42,7 +45,7 @@ func compactCommand() *command {
 			fmt.Fprintf(e.stderr, "compacting %s (%s); for a large home this takes a while, and Ctrl-C stops it leaving the database as it was\n", path, humanBytes(fi.Size()))
 			c, err := daemon.Compact(ctx, home)
 			if errors.Is(err, store.ErrInUse) {
-				return fmt.Errorf("%w: another omnibrain command is using it; nothing was changed, try again when it has finished", err)
+				return fmt.Errorf("another omnibrain command is using %s, so nothing was changed: compact when it has finished (%w)", path, err)
 			}
 			if err != nil {
 				if ctx.Err() != nil {

@@ -20,6 +20,9 @@ func TestCompactCommand(t *testing.T) {
 	if out, _, code := runCLI(t, home, "compact"); code != 0 || !strings.Contains(out, "nothing to compact") {
 		t.Fatalf("compact of a home without a database: exit %d, %q", code, out)
 	}
+	if out, _, code := runCLI(t, home, "--json", "compact"); code != 0 || !json.Valid([]byte(out)) {
+		t.Fatalf("compact --json of a home without a database: exit %d, %q is no JSON document", code, out)
+	}
 
 	db, err := sql.Open("sqlite3", filepath.Join(home, store.FileName))
 	if err != nil {
