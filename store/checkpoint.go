@@ -135,9 +135,7 @@ func (s *Store) checkpoint(ctx context.Context) error {
 
 // walCheckpoint runs a checkpoint of the given mode on q (the pool or one
 // connection) and reports whether a lock held it back.
-func walCheckpoint(ctx context.Context, q interface {
-	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
-}, mode string) (busy bool, err error) {
+func walCheckpoint(ctx context.Context, q rowQuerier, mode string) (busy bool, err error) {
 	var blocked, logPages, copied int
 	err = q.QueryRowContext(ctx, "PRAGMA wal_checkpoint("+mode+")").Scan(&blocked, &logPages, &copied)
 	return blocked != 0, err

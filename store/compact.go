@@ -132,9 +132,7 @@ func (s *Store) Space(ctx context.Context) (Space, error) {
 	return space(ctx, s.db)
 }
 
-func space(ctx context.Context, q interface {
-	QueryRowContext(context.Context, string, ...any) *sql.Row
-}) (Space, error) {
+func space(ctx context.Context, q rowQuerier) (Space, error) {
 	var sp Space
 	for _, p := range []struct {
 		name string

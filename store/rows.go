@@ -15,6 +15,11 @@ type Querier interface {
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
 }
 
+// rowQuerier is the pool or one connection, asked for a single row.
+type rowQuerier interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
 // Each runs query and calls fn for every row, stopping at the first error.
 func Each(ctx context.Context, q Querier, fn func(Scanner) error, query string, args ...any) error {
 	rows, err := q.QueryContext(ctx, query, args...)
