@@ -876,16 +876,25 @@ func threadNeighbours(ctx context.Context, db store.Querier, ids []int64) (map[i
 		}
 		out[id] = [2]int64{prev, next}
 		return nil
-	}, `SELECT c.id,
-		COALESCE((SELECT p.id FROM items p WHERE p.source = c.source AND p.thread = c.thread
-			AND (p.time < c.time OR (p.time = c.time AND p.id < c.id)) ORDER BY p.time DESC, p.id DESC LIMIT 1), 0),
-		COALESCE((SELECT n.id FROM items n WHERE n.source = c.source AND n.thread = c.thread
-			AND (n.time > c.time OR (n.time = c.time AND n.id > c.id)) ORDER BY n.time, n.id LIMIT 1), 0)
-		FROM items c WHERE c.thread != '' AND c.id IN (`+store.Placeholders(len(ids))+`)`, store.Args(ids)...)
+	}, threadNeighboursQuery(len(ids)), store.Args(ids)...)
 	if err != nil {
 		return nil, fmt.Errorf("vectors: thread neighbours: %w", err)
 	}
 	return out, nil
+}
+
+// threadNeighboursQuery reads the neighbours of n items. The row values
+// ((time, id) < (c.time, c.id)) let SQLite seek to the item's place in
+// the thread's index; spelled as "time < c.time OR (time = c.time AND
+// id < c.id)" the seek stopped at the thread, and each neighbour cost a
+// walk along it (100 items of a 5,000-mail thread: 70-100 ms a search).
+func threadNeighboursQuery(n int) string {
+	return `SELECT c.id,
+		COALESCE((SELECT p.id FROM items p WHERE p.source = c.source AND p.thread = c.thread
+			AND (p.time, p.id) < (c.time, c.id) ORDER BY p.time DESC, p.id DESC LIMIT 1), 0),
+		COALESCE((SELECT n.id FROM items n WHERE n.source = c.source AND n.thread = c.thread
+			AND (n.time, n.id) > (c.time, c.id) ORDER BY n.time, n.id LIMIT 1), 0)
+		FROM items c WHERE c.thread != '' AND c.id IN (` + store.Placeholders(n) + `)`
 }
 
 // writerActive is how recently items must have been stored for the

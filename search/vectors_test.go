@@ -435,3 +435,113 @@ func storeBoats(t *testing.T, st *store.Store, n int) time.Time {
 	}
 	return at
 }
+
+// Neighbours are the items just before and after in the same thread of
+// the same source, ties in time broken by id.
+func TestThreadNeighbours(t *testing.T) {
+	at := berlinDay(t, 2026, 3, 2, 9)
+	st := openTest(t)
+	ctx := context.Background()
+	items := []*store.Item{
+		mail("a", "t", at, "anna@example.com", "Plan", "First."),
+		mail("b", "t", at.Add(time.Hour), "bob@example.com", "Re: Plan", "Second."),
+		mail("c", "t", at.Add(time.Hour), "carl@example.com", "Re: Plan", "Third, at the same minute."),
+		mail("d", "t", at.Add(2*time.Hour), "anna@example.com", "Re: Plan", "Fourth."),
+		mail("e", "u", at.Add(time.Hour), "erin@example.com", "Alone", "Nothing before or after."),
+		mail("f", "", at, "fred@example.com", "No thread", "Not in any thread."),
+		{Source: "github", ExternalID: "g", Kind: "issue", Thread: "t", Time: at.Add(90 * time.Minute), Title: "Same thread key, other source"},
+	}
+	if _, err := st.UpsertItems(ctx, items, store.UpsertOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	id := map[string]int64{"": 0}
+	rows, err := st.DB().Query(`SELECT external_id, id FROM items`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var ext string
+		var n int64
+		if err := rows.Scan(&ext, &n); err != nil {
+			t.Fatal(err)
+		}
+		id[ext] = n
+	}
+	rows.Close()
+	var all []int64
+	for _, it := range items {
+		all = append(all, id[it.ExternalID])
+	}
+	got, err := threadNeighbours(ctx, st.DB(), all)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ item, prev, next string }{
+		{"a", "", "b"}, {"b", "a", "c"}, {"c", "b", "d"}, {"d", "c", ""}, {"e", "", ""}, {"g", "", ""},
+	} {
+		if want := [2]int64{id[tc.prev], id[tc.next]}; got[id[tc.item]] != want {
+			t.Errorf("%s: neighbours %v, want %v (%q before, %q after)", tc.item, got[id[tc.item]], want, tc.prev, tc.next)
+		}
+	}
+	if nb, ok := got[id["f"]]; ok {
+		t.Errorf("f is in no thread, yet has neighbours %v", nb)
+	}
+}
+
+// Each neighbour is one seek into the thread's index, however long the
+// thread: the plan bounds the time, not only the thread.
+func TestThreadNeighboursSeekWithinTheThread(t *testing.T) {
+	st := openTest(t)
+	rows, err := st.DB().Query(`EXPLAIN QUERY PLAN `+threadNeighboursQuery(1), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var plan []string
+	for rows.Next() {
+		var id, parent, unused int
+		var detail string
+		if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+			t.Fatal(err)
+		}
+		plan = append(plan, detail)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	all := strings.Join(plan, "\n")
+	for _, seek := range []string{"thread=? AND time<?", "thread=? AND time>?"} {
+		if !strings.Contains(all, seek) {
+			t.Errorf("no seek %q in the plan:\n%s", seek, all)
+		}
+	}
+}
+
+// BenchmarkThreadNeighbours looks up 100 items of a 5,000-mail thread.
+func BenchmarkThreadNeighbours(b *testing.B) {
+	st, err := store.Open(context.Background(), b.TempDir()+"/"+store.FileName, store.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	ctx := context.Background()
+	at := time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
+	var items []*store.Item
+	for i := range 5000 {
+		items = append(items, mail(fmt.Sprint("m", i), "long", at.Add(time.Duration(i)*time.Minute), "anna@example.com", "Daily report", fmt.Sprint("Report ", i)))
+	}
+	if _, err := st.UpsertItems(ctx, items, store.UpsertOptions{}); err != nil {
+		b.Fatal(err)
+	}
+	var ids []int64
+	for i := int64(1); i <= 5000; i += 50 {
+		ids = append(ids, i)
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		nb, err := threadNeighbours(ctx, st.DB(), ids)
+		if err != nil || len(nb) != len(ids) {
+			b.Fatalf("%d neighbours, %v", len(nb), err)
+		}
+	}
+}
