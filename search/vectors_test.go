@@ -519,11 +519,7 @@ func TestThreadNeighboursSeekWithinTheThread(t *testing.T) {
 
 // BenchmarkThreadNeighbours looks up 100 items of a 5,000-mail thread.
 func BenchmarkThreadNeighbours(b *testing.B) {
-	st, err := store.Open(context.Background(), b.TempDir()+"/"+store.FileName, store.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer st.Close()
+	st := openTest(b)
 	ctx := context.Background()
 	at := time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
 	var items []*store.Item
