@@ -496,20 +496,20 @@ func (v *Vectors) storeRound(ctx context.Context, r *indexRound) error {
 			}
 		}
 		for _, table := range []string{"item_vectors", "chunk_vectors"} {
-			if err := execEach(tx, `DELETE FROM `+table+` WHERE item_id IN (%s)`, 1, stale); err != nil {
+			if err := tx.ExecRows(`DELETE FROM `+table+` WHERE item_id IN (%s)`, 1, stale); err != nil {
 				return err
 			}
 		}
-		if err := execEach(tx, `INSERT INTO item_vectors (item_id, vector) VALUES %s`, 2, itemRows); err != nil {
+		if err := tx.ExecRows(`INSERT INTO item_vectors (item_id, vector) VALUES %s`, 2, itemRows); err != nil {
 			return err
 		}
-		if err := execEach(tx, `INSERT INTO chunk_vectors (item_id, chunk, vector) VALUES %s`, 3, chunkRows); err != nil {
+		if err := tx.ExecRows(`INSERT INTO chunk_vectors (item_id, chunk, vector) VALUES %s`, 3, chunkRows); err != nil {
 			return err
 		}
-		if err := execEach(tx, `DELETE FROM vector_queue WHERE item_id IN (%s)`, 1, done); err != nil {
+		if err := tx.ExecRows(`DELETE FROM vector_queue WHERE item_id IN (%s)`, 1, done); err != nil {
 			return err
 		}
-		return execEach(tx, `INSERT OR IGNORE INTO vector_queue (item_id)
+		return tx.ExecRows(`INSERT OR IGNORE INTO vector_queue (item_id)
 			SELECT item_id FROM item_vectors WHERE item_id IN (%s)`, 1, store.Args(r.requeue))
 	})
 	if err != nil {
@@ -536,25 +536,6 @@ func (v *Vectors) storeRound(ctx context.Context, r *indexRound) error {
 		}
 		s.Pending, s.LastError = pending, nil
 	})
-	return nil
-}
-
-// execEach runs query for args, width values to a row, as few times as
-// SQLite's limit on variables allows: %s in query becomes the rows'
-// placeholders, "?" for rows of one value and "(?, ?)" for wider ones.
-func execEach(tx *store.Tx, query string, width int, args []any) error {
-	row := "?"
-	if width > 1 {
-		row = "(" + store.Placeholders(width) + ")"
-	}
-	per := store.MaxVariables / width * width
-	for from := 0; from < len(args); from += per {
-		part := args[from:min(len(args), from+per)]
-		rows := strings.TrimSuffix(strings.Repeat(row+",", len(part)/width), ",")
-		if _, err := tx.Exec(fmt.Sprintf(query, rows), part...); err != nil {
-			return err
-		}
-	}
 	return nil
 }
 

@@ -15,6 +15,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -350,6 +351,23 @@ func (t *Tx) Exec(query string, args ...any) (sql.Result, error) {
 		return nil, err
 	}
 	return st.ExecContext(t.ctx, args...)
+}
+
+// ExecRows runs query for args, width values to a row, as few times as
+// MaxVariables allows: %s in query becomes the rows' placeholders, "?"
+// for rows of one value and "(?, ?)" for wider ones.
+func (t *Tx) ExecRows(query string, width int, args []any) error {
+	row := "?"
+	if width > 1 {
+		row = "(" + Placeholders(width) + ")"
+	}
+	for part := range slices.Chunk(args, MaxVariables/width*width) {
+		rows := strings.TrimSuffix(strings.Repeat(row+",", len(part)/width), ",")
+		if _, err := t.Exec(fmt.Sprintf(query, rows), part...); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // QueryRow reads one row in the transaction.

@@ -86,17 +86,12 @@ func (t *Tx) countThreadMail(thread, subject string, m mailRow, participants []s
 	if err != nil {
 		return fmt.Errorf("thread %s: %w", thread, err)
 	}
-	for len(participants) > 0 {
-		chunk := participants[:min(len(participants), MaxVariables)]
-		participants = participants[len(chunk):]
-		args := make([]any, 0, 2*len(chunk))
-		for _, p := range chunk {
-			args = append(args, thread, p)
-		}
-		q := `INSERT OR IGNORE INTO thread_participants (thread, address) VALUES ` + strings.TrimSuffix(strings.Repeat("(?, ?),", len(chunk)), ",")
-		if _, err := t.Exec(q, args...); err != nil {
-			return fmt.Errorf("thread %s: %w", thread, err)
-		}
+	args := make([]any, 0, 2*len(participants))
+	for _, p := range participants {
+		args = append(args, thread, p)
+	}
+	if err := t.ExecRows(`INSERT OR IGNORE INTO thread_participants (thread, address) VALUES %s`, 2, args); err != nil {
+		return fmt.Errorf("thread %s: %w", thread, err)
 	}
 
 	if !exists {
