@@ -812,8 +812,7 @@ func (s *Searcher) passing(ctx context.Context, p *plan, ids []int64) (map[int64
 		}
 		return pass, nil
 	}
-	for from := 0; from < len(ids); from += store.MaxVariables {
-		chunk := ids[from:min(len(ids), from+store.MaxVariables)]
+	for chunk := range slices.Chunk(ids, store.MaxVariables) {
 		ok, err := store.Collect(ctx, s.db, store.Value[int64], `SELECT i.id FROM items i WHERE i.id IN (`+store.Placeholders(len(chunk))+`) AND `+p.where, append(store.Args(chunk), p.args...)...)
 		if err != nil {
 			return nil, fmt.Errorf("search: filter: %w", err)

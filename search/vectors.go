@@ -465,8 +465,7 @@ func (v *Vectors) storeRound(ctx context.Context, r *indexRound) error {
 		// ones get no vectors; changed ones stay queued, as their update
 		// found them queued already and queued nothing.
 		hashes := make(map[int64]string, len(ids))
-		for from := 0; from < len(ids); from += store.MaxVariables {
-			part := ids[from:min(len(ids), from+store.MaxVariables)]
+		for part := range slices.Chunk(ids, store.MaxVariables) {
 			err := store.Each(tx.Context(), tx, func(row store.Scanner) error {
 				var id int64
 				var hash string

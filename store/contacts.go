@@ -76,9 +76,7 @@ func (t *Tx) ownerSet(from string, recipients []Address) (map[string]bool, error
 		addrs = append(addrs, r.Email)
 	}
 	own := map[string]bool{}
-	for len(addrs) > 0 {
-		chunk := addrs[:min(len(addrs), MaxVariables)]
-		addrs = addrs[len(chunk):]
+	for chunk := range slices.Chunk(addrs, MaxVariables) {
 		found, err := Collect(t.ctx, t.tx, Value[string], `SELECT address FROM owner_addresses WHERE address IN (`+Placeholders(len(chunk))+`)`, chunk...)
 		if err != nil {
 			return nil, fmt.Errorf("owner addresses: %w", err)
