@@ -77,7 +77,7 @@ func vacuum(ctx context.Context, db *sql.DB, c *Compaction) error {
 	// SQLite copies the live pages to a temporary file, then writes them
 	// back, journalling the pages it overwrites: up to twice the database.
 	need := 2 * (sp.Pages - sp.FreePages) * sp.PageSize
-	if avail, err := freeBytes(filepath.Dir(c.Path)); err == nil && avail < need {
+	if avail, err := FreeBytes(filepath.Dir(c.Path)); err == nil && avail < need {
 		return fmt.Errorf("store: compact: needs about %d MB free beside %s (a copy and a journal), but %d MB are", need>>20, c.Path, avail>>20)
 	}
 
@@ -184,8 +184,8 @@ func fileBytes(path string) int64 {
 	return n
 }
 
-// freeBytes is the space an unprivileged process may still use in dir.
-func freeBytes(dir string) (int64, error) {
+// FreeBytes is the space an unprivileged process may still use in dir.
+func FreeBytes(dir string) (int64, error) {
 	var st syscall.Statfs_t
 	if err := syscall.Statfs(dir, &st); err != nil {
 		return 0, err

@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/omnibrain/omnibrain/api"
@@ -254,11 +253,10 @@ func checkDisk(home string) checkResult {
 	if _, err := os.Stat(dir); err != nil {
 		dir = filepath.Dir(home)
 	}
-	var st syscall.Statfs_t
-	if err := syscall.Statfs(dir, &st); err != nil {
+	free, err := store.FreeBytes(dir)
+	if err != nil {
 		return checkResult{Name: "disk", Status: "info", Detail: "free space unknown: " + err.Error()}
 	}
-	free := int64(st.Bavail) * int64(st.Bsize)
 	if free < 1<<30 {
 		return checkResult{Name: "disk", Status: "warn", Detail: humanBytes(free) + " free where the data lives", Fix: "free some space: a mailbox index needs room to grow"}
 	}
