@@ -455,19 +455,16 @@ func TestThreadNeighbours(t *testing.T) {
 		t.Fatal(err)
 	}
 	id := map[string]int64{"": 0}
-	rows, err := st.DB().Query(`SELECT external_id, id FROM items`)
+	err := store.Each(ctx, st.DB(), func(r store.Scanner) error {
+		var ext string
+		var n int64
+		err := r.Scan(&ext, &n)
+		id[ext] = n
+		return err
+	}, `SELECT external_id, id FROM items`)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for rows.Next() {
-		var ext string
-		var n int64
-		if err := rows.Scan(&ext, &n); err != nil {
-			t.Fatal(err)
-		}
-		id[ext] = n
-	}
-	rows.Close()
 	var all []int64
 	for _, it := range items {
 		all = append(all, id[it.ExternalID])
@@ -492,21 +489,12 @@ func TestThreadNeighbours(t *testing.T) {
 // thread: the plan bounds the time, not only the thread.
 func TestThreadNeighboursSeekWithinTheThread(t *testing.T) {
 	st := openTest(t)
-	rows, err := st.DB().Query(`EXPLAIN QUERY PLAN `+threadNeighboursQuery(1), 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	var plan []string
-	for rows.Next() {
+	plan, err := store.Collect(context.Background(), st.DB(), func(r store.Scanner) (string, error) {
 		var id, parent, unused int
 		var detail string
-		if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
-			t.Fatal(err)
-		}
-		plan = append(plan, detail)
-	}
-	if err := rows.Err(); err != nil {
+		return detail, r.Scan(&id, &parent, &unused, &detail)
+	}, `EXPLAIN QUERY PLAN `+threadNeighboursQuery(1), 1)
+	if err != nil {
 		t.Fatal(err)
 	}
 	all := strings.Join(plan, "\n")
