@@ -125,8 +125,9 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
 	// A period named in the query filters; if nothing in it matches, the
 	// hits from other times come marked so the caller can say so.
 	sq := search.Query{Text: strings.TrimSpace(q.Get("q")), Mode: q.Get("mode"), Fallback: true}
-	if sq.Text == "" {
-		s.fail(w, r, BadRequest("search needs a query (q)"))
+	// Filters alone list what they select, newest first.
+	if sq.Text == "" && q.Get("since") == "" && q.Get("until") == "" && q.Get("source") == "" && q.Get("person") == "" {
+		s.fail(w, r, BadRequest("search needs a query (q) or a filter (since, until, source, person)"))
 		return
 	}
 	if n := q.Get("n"); n != "" {

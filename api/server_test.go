@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/omnibrain/omnibrain/internal/logging"
+	"github.com/omnibrain/omnibrain/search"
 	"go.uber.org/goleak"
 )
 
@@ -252,5 +253,36 @@ func TestOversizedBodyIsABadRequest(t *testing.T) {
 	}
 	if called {
 		t.Fatal("the importer ran on an oversized request")
+	}
+}
+
+// searchRecorder answers every search with no hits and keeps the queries.
+type searchRecorder struct{ got []search.Query }
+
+func (s *searchRecorder) Search(_ context.Context, q search.Query) ([]search.Hit, error) {
+	s.got = append(s.got, q)
+	return nil, nil
+}
+
+// A search needs words or a filter; filters alone are a listing.
+func TestSearchNeedsAQueryOrAFilter(t *testing.T) {
+	rec := &searchRecorder{}
+	srv := httptest.NewServer(NewServer(logging.Discard(), "tok", Backends{Search: rec}).TCPHandler())
+	defer srv.Close()
+	c := NewTCPClient(srv.URL, "tok")
+	var ae *Error
+	if _, err := c.Search(context.Background(), SearchRequest{Query: "  "}); !errors.As(err, &ae) || ae.Status != http.StatusBadRequest || !strings.Contains(ae.Message, "or a filter") {
+		t.Fatalf("no query and no filter: %v", err)
+	}
+	if len(rec.got) != 0 {
+		t.Fatalf("searched %+v for a request without a query or filter", rec.got)
+	}
+	for _, req := range []SearchRequest{{Person: "Rick Buy"}, {Source: "maildir"}, {Since: time.Date(2001, 5, 14, 0, 0, 0, 0, time.UTC)}} {
+		if _, err := c.Search(context.Background(), req); err != nil {
+			t.Errorf("%+v: %v", req, err)
+		}
+	}
+	if len(rec.got) != 3 || rec.got[0].Text != "" || len(rec.got[0].People) != 1 || rec.got[0].People[0] != "Rick Buy" || len(rec.got[1].Sources) != 1 || rec.got[2].Since.IsZero() {
+		t.Fatalf("queries searched: %+v", rec.got)
 	}
 }

@@ -20,9 +20,10 @@ func searchCommand() *command {
 	)
 	return &command{
 		name: "search",
-		args: "[-n K] [--since T] [--until T] [--source S] [--person P] [--mode M] QUERY",
+		args: "[-n K] [--since T] [--until T] [--source S] [--person P] [--mode M] [QUERY]",
 		summary: "search everything stored (mail, events, GitHub, documents) by words and meaning; " +
-			`date words in the query ("yesterday", "last week", "on Dec 30", "in March", 2001-05-14) narrow it`,
+			`date words in the query ("yesterday", "last week", "on Dec 30", "in March", 2001-05-14) narrow it; ` +
+			"without a query, list what the flags select, newest first",
 		flags: func(fs *flag.FlagSet) {
 			fs.IntVar(&limit, "n", 10, "show at most `K` results (1-1000)")
 			fs.StringVar(&since, "since", "", "only items at or after `T` (RFC 3339, or YYYY-MM-DD in your timezone)")
@@ -33,8 +34,8 @@ func searchCommand() *command {
 		},
 		run: func(ctx context.Context, e *env, args []string) error {
 			query := strings.TrimSpace(strings.Join(args, " "))
-			if query == "" {
-				return usagef("search needs a query (see omnibrain search --help)")
+			if query == "" && since == "" && until == "" && source == "" && person == "" {
+				return usagef("search needs a query, or a filter (--person, --source, --since, --until) to list what it selects (see omnibrain search --help)")
 			}
 			if limit < 1 || limit > 1000 {
 				return usagef("search: -n must be from 1 to 1000")
@@ -84,9 +85,12 @@ func searchCommand() *command {
 						filters = append(filters, fmt.Sprintf("%s %s", f.name, f.v))
 					}
 				}
-				if len(filters) > 0 {
+				switch {
+				case query == "":
+					e.printf("nothing found with %s\n", strings.Join(filters, ", "))
+				case len(filters) > 0:
 					e.printf("nothing found for %q with %s\n", query, strings.Join(filters, ", "))
-				} else {
+				default:
 					e.printf("nothing found for %q\n", query)
 				}
 				return nil

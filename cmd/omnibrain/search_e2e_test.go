@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -206,6 +207,21 @@ func TestSearchCommandRelevancePeopleAndScripts(t *testing.T) {
 		if len(hits) != 1 || !strings.Contains(hits[0].Title, title) {
 			t.Errorf("--person %q: %s, want only %q", person, out, title)
 		}
+	}
+	// Filters alone list what they select, newest first.
+	for person, title := range map[string]string{"Rick Buy": "Allocation of Capital", "Wong, Alice": "Lunch"} {
+		var hits []api.SearchHit
+		if out := search("--json", "--person", person); json.Unmarshal([]byte(out), &hits) != nil || len(hits) != 1 || !strings.Contains(hits[0].Title, title) {
+			t.Errorf("--person %q without a query: %s, want only %q", person, out, title)
+		}
+	}
+	var listed []api.SearchHit
+	if out := search("--json", "--source", "maildir"); json.Unmarshal([]byte(out), &listed) != nil || len(listed) != 3 ||
+		!slices.IsSortedFunc(listed, func(a, b api.SearchHit) int { return b.Time.Compare(a.Time) }) {
+		t.Errorf("--source maildir without a query: %s, want the 3 mails newest first", out)
+	}
+	if out := search("--person", "Nobody Atall"); out != "nothing found with --person Nobody Atall\n" {
+		t.Errorf("--person that names nobody, without a query:\n%s", out)
 	}
 	out = search("--json", "マイルストーン")
 	var hits []api.SearchHit
