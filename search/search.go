@@ -295,7 +295,10 @@ func filterSQL(q Query, since, until time.Time) (string, []any) {
 		if person == "" {
 			continue
 		}
-		cond := "(instr(i.sender, ?) > 0 OR EXISTS (SELECT 1 FROM json_each(i.people) WHERE instr(lower(json_each.value), ?) > 0)"
+		// The people column's JSON text, not its elements: json_each on
+		// every row made a filter alone scan 100k items in 0.24 s, instr
+		// over the text in 0.07 s, for the same rows.
+		cond := "(instr(i.sender, ?) > 0 OR instr(lower(i.people), ?) > 0"
 		args = append(args, person, person)
 		if expr := personExpression(person); expr != "" {
 			cond += " OR i.id IN (SELECT rowid FROM items_fts WHERE items_fts MATCH ?)"
