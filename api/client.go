@@ -153,6 +153,11 @@ func (c *Client) Search(ctx context.Context, q SearchRequest) ([]SearchHit, erro
 	return hits, c.do(ctx, http.MethodGet, "/api/v1/search?"+q.values(), nil, &hits)
 }
 
+// ErrImportCut is an import whose stream ended before its summary: the
+// daemon stopped, or the connection to it broke. What its progress
+// reported as added is stored.
+var ErrImportCut = errors.New("the import's stream ended before its summary (did the daemon stop?)")
+
 // Import runs an import, calling progress as it goes.
 func (c *Client) Import(ctx context.Context, req ImportRequest, progress func(ImportProgress)) (*ImportSummary, error) {
 	resp, err := c.send(ctx, http.MethodPost, "/api/v1/import", req)
@@ -177,9 +182,12 @@ func (c *Client) Import(ctx context.Context, req ImportRequest, progress func(Im
 		}
 	}
 	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("api: import stream: %w", err)
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("api: import stream: %w", err)
+		}
+		return nil, fmt.Errorf("api: %w: %w", ErrImportCut, err)
 	}
-	return nil, errors.New("api: import stream ended without a summary (did the daemon stop?)")
+	return nil, fmt.Errorf("api: %w", ErrImportCut)
 }
 
 // memListener is an in-memory net.Listener: each dial is one net.Pipe.

@@ -286,3 +286,28 @@ func TestSearchNeedsAQueryOrAFilter(t *testing.T) {
 		t.Fatalf("queries searched: %+v", rec.got)
 	}
 }
+
+// A daemon that stops in the middle of an import ends its stream before
+// the summary, cleanly or by dropping the connection: either way the
+// client says the import was cut short, not that it failed to parse.
+func TestImportCutShortIsSaidSo(t *testing.T) {
+	for _, drop := range []bool{false, true} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/x-ndjson")
+			w.Write([]byte(`{"progress":{"done":1,"total":3,"unit":"messages","added":1}}` + "\n"))
+			w.(http.Flusher).Flush()
+			if drop { // as a daemon killed mid-import: no final chunk
+				conn, _, err := http.NewResponseController(w).Hijack()
+				if err == nil {
+					conn.Close()
+				}
+			}
+		}))
+		var added int
+		_, err := NewTCPClient(srv.URL, "tok").Import(context.Background(), ImportRequest{Format: "jsonl", Path: "/x"}, func(p ImportProgress) { added = p.Added })
+		srv.Close()
+		if !errors.Is(err, ErrImportCut) || added != 1 {
+			t.Errorf("dropped %v: err %v, progress added %d; want ErrImportCut after the progress line", drop, err, added)
+		}
+	}
+}

@@ -59,6 +59,9 @@ func importCommand() *command {
 					// Ctrl-C: say what became of the work, not "import stream: interrupt signal received".
 					return fmt.Errorf("import interrupted: what it reported as added is stored; run the same command again to add the rest")
 				}
+				if errors.Is(err, api.ErrImportCut) {
+					return fmt.Errorf("import cut short: %w; what it reported as added is stored: once the daemon runs again (omnibrain status), the same command adds the rest", err)
+				}
 				return apiError(err)
 			}
 			p.finish(sum.Added)
