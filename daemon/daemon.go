@@ -25,6 +25,7 @@ import (
 	"github.com/omnibrain/omnibrain/internal/supervise"
 	"github.com/omnibrain/omnibrain/memory"
 	"github.com/omnibrain/omnibrain/router"
+	"github.com/omnibrain/omnibrain/search"
 	"github.com/omnibrain/omnibrain/store"
 )
 
@@ -52,6 +53,7 @@ type App struct {
 	proactive    proactiveParts     // triage, scheduler, briefings; daemon/proactive.go
 	agent        agentParts         // agent and chat; daemon/agent.go
 	memory       *memory.Memory     // facts about the owner, MEMORY.md, SOUL.md; daemon/memory.go
+	vectors      *search.Vectors    // the vector index and its indexer; daemon/search.go
 }
 
 // Options are what Open needs beyond the configuration.

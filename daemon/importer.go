@@ -53,6 +53,7 @@ func (ai *apiImporter) Import(ctx context.Context, req api.ImportRequest, progre
 	sum, err := ai.im.Import(ctx, req.Format, req.Path, func(p importer.Progress) {
 		progress(api.ImportProgress{Done: p.Done, Total: p.Total, Unit: p.Unit, Added: p.Added})
 	})
+	ai.app.vectors.WritesDone() // what the import left queued gets every core
 	switch {
 	case errors.Is(err, importer.ErrUsage):
 		return nil, api.BadRequest("%v", err)

@@ -34,6 +34,7 @@ func (a *App) openSearch(_ context.Context, b *api.Backends) error {
 		Log:    a.log.With("component", vectorsHealth),
 		Status: func(st search.VectorStatus) { reportVectors(a.health, st) },
 	})
+	a.vectors = s.vec
 	s.search = search.New(a.store, s.vec, a.log.With("component", searchHealth))
 	reportVectors(a.health, s.vec.Status())
 	a.components = append(a.components, supervise.Component{Name: vectorsHealth, Run: func(ctx context.Context) error {

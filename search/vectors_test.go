@@ -270,7 +270,7 @@ func TestIndexerCollectsLessOnlyDuringABacklog(t *testing.T) {
 }
 
 // The indexer embeds on every core, but leaves one to a writer that
-// stored items within writerActive.
+// stored items within writerActive and has not said it is done.
 func TestIndexerLeavesTheWriterACore(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
 	v := NewVectors(openTest(t), embedder.NewBuiltin(0), VectorOptions{})
@@ -284,6 +284,11 @@ func TestIndexerLeavesTheWriterACore(t *testing.T) {
 	v.lastStored.Store(time.Now().Add(-2 * writerActive).UnixNano())
 	if got := v.cores(); got != 4 {
 		t.Errorf("stored a while ago: %d cores, want 4", got)
+	}
+	v.Notify()
+	v.WritesDone() // the import returned
+	if got := v.cores(); got != 4 {
+		t.Errorf("just stored, writer done: %d cores, want 4", got)
 	}
 	runtime.GOMAXPROCS(1)
 	v.Notify()
