@@ -252,3 +252,20 @@ func TestBuiltinVectorsUnchanged(t *testing.T) {
 		t.Fatalf("vectors changed after the caches filled: digest %s, want %s", got, want)
 	}
 }
+
+// DropCaches empties the kept word caches; embedding fills them again
+// with the same vectors.
+func TestDropCaches(t *testing.T) {
+	b := NewBuiltin(0)
+	want := digestDual(b, dualTexts)
+	if len(wordCaches) == 0 {
+		t.Fatal("no word cache kept after embedding")
+	}
+	b.DropCaches()
+	if n := len(wordCaches); n != 0 {
+		t.Fatalf("%d word caches kept after DropCaches", n)
+	}
+	if got := digestDual(b, dualTexts); got != want || len(wordCaches) == 0 {
+		t.Fatalf("after DropCaches: digest %s (want %s), %d caches kept", got, want, len(wordCaches))
+	}
+}

@@ -247,8 +247,11 @@ func (v *Vectors) Run(ctx context.Context) error {
 		case <-time.After(wait):
 			if sinceRelease >= bulkIndexed {
 				// Quiet for a poll after bulk indexing: the arrays the
-				// index outgrew are garbage; give them back now rather
-				// than at the scavenger's pace.
+				// index outgrew and the embedder's caches are garbage;
+				// give them back now rather than at the scavenger's pace.
+				if b, ok := v.emb.(*embedder.Builtin); ok {
+					b.DropCaches()
+				}
 				debug.FreeOSMemory()
 				sinceRelease = 0
 			}
