@@ -54,20 +54,40 @@ func EachWord(text string, f func(word string)) {
 
 // eachWord calls f with the byte range of each word of text. The embedder
 // tokenizes every stored text, so this avoids building spans it does not
-// need.
+// need, and runs through an ASCII word a byte at a time without decoding
+// runes (about 6% fewer instructions in embedding bench mails;
+// FuzzEachWord holds it to the rune-by-rune definition).
 func eachWord(text string, f func(start, end int)) {
 	start := -1
-	for i, r := range text {
-		if r < utf8.RuneSelf && asciiWordByte[r] || r >= utf8.RuneSelf && (unicode.IsLetter(r) || unicode.IsDigit(r)) {
+	for i := 0; i < len(text); {
+		c := text[i]
+		if c < utf8.RuneSelf {
+			if !asciiWordByte[c] {
+				if start >= 0 {
+					f(start, i)
+					start = -1
+				}
+				i++
+				continue
+			}
 			if start < 0 {
 				start = i
 			}
+			// The rest of an ASCII word at once.
+			for i++; i < len(text) && text[i] < utf8.RuneSelf && asciiWordByte[text[i]]; i++ {
+			}
 			continue
 		}
-		if start >= 0 {
+		r, size := utf8.DecodeRuneInString(text[i:])
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			if start < 0 {
+				start = i
+			}
+		} else if start >= 0 {
 			f(start, i)
 			start = -1
 		}
+		i += size
 	}
 	if start >= 0 {
 		f(start, len(text))

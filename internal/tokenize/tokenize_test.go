@@ -3,6 +3,7 @@ package tokenize
 import (
 	"slices"
 	"testing"
+	"unicode"
 )
 
 func TestStem(t *testing.T) {
@@ -48,4 +49,43 @@ func TestSpans(t *testing.T) {
 			t.Errorf("span %v cuts %q", sp, text[sp.Start:sp.End])
 		}
 	}
+}
+
+// eachWordByRunes is eachWord as first written, rune by rune: the
+// definition the byte-at-a-time version must keep.
+func eachWordByRunes(text string, f func(start, end int)) {
+	start := -1
+	for i, r := range text {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			if start < 0 {
+				start = i
+			}
+			continue
+		}
+		if start >= 0 {
+			f(start, i)
+			start = -1
+		}
+	}
+	if start >= 0 {
+		f(start, len(text))
+	}
+}
+
+// eachWord finds the words eachWordByRunes does, in any text: ASCII,
+// other scripts, invalid UTF-8 and mixes of them.
+func FuzzEachWord(f *testing.F) {
+	for _, s := range []string{"", "a", "Caroline's LGBTQ+ group, 8 May-2023", "Grüße, BOB's «Plan» 2023!",
+		"日本語のテキスト と English", "x\xffy\xc3", "\xe2\x82", "emoji🙂text", "ﬁle ＡＢＣ ١٢٣ a_b"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		type span struct{ start, end int }
+		var got, want []span
+		eachWord(text, func(s, e int) { got = append(got, span{s, e}) })
+		eachWordByRunes(text, func(s, e int) { want = append(want, span{s, e}) })
+		if !slices.Equal(got, want) {
+			t.Fatalf("eachWord(%q) = %v, want %v", text, got, want)
+		}
+	})
 }
