@@ -126,26 +126,23 @@ func (b *Builtin) project(text string, weight func(string) float64, withWide boo
 	// The sign from the hash makes colliding features cancel out on
 	// average instead of piling up.
 	features(text, weight, func(h uint64, w float64, word bool) {
-		if h&1 == 1 {
-			w = -w
-		}
+		signed := [2]float64{w, -w}[h&1]
 		if word {
 			any = true
-			v[(h>>1)%uint64(len(v))] += float32(w)
+			v[(h>>1)%uint64(len(v))] += float32(signed)
 		}
 		if wv != nil {
-			wv[(h>>1)%WideDimension] += float32(w)
+			wv[(h>>1)%WideDimension] += float32(signed)
 		}
 	}, func(grams []uint16, w float64) {
 		if wv == nil {
 			return
 		}
+		// The sign as an index, not a branch: it is the hash's coin
+		// flip, which no branch predictor guesses.
+		signed := [2]float32{float32(w), -float32(w)}
 		for _, g := range grams {
-			if g&1 == 1 {
-				wv[g>>1] -= float32(w)
-			} else {
-				wv[g>>1] += float32(w)
-			}
+			wv[g>>1] += signed[g&1]
 		}
 	})
 	if !any || !Normalize(v) {
