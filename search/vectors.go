@@ -150,10 +150,7 @@ func (v *Vectors) Ready() bool { return v.idx.Load() != nil }
 // for its next poll.
 func (v *Vectors) Notify() {
 	v.lastStored.Store(time.Now().UnixNano())
-	select {
-	case v.wake <- struct{}{}:
-	default:
-	}
+	v.wakeUp()
 }
 
 // WritesDone tells the indexer that the writer it left a core to (an
@@ -163,6 +160,11 @@ func (v *Vectors) Notify() {
 // returned went from one core to two.
 func (v *Vectors) WritesDone() {
 	v.lastStored.Store(0)
+	v.wakeUp()
+}
+
+// wakeUp ends the indexer's wait for its next poll, if it is waiting.
+func (v *Vectors) wakeUp() {
 	select {
 	case v.wake <- struct{}{}:
 	default:
