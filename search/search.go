@@ -295,28 +295,44 @@ func filterSQL(q Query, since, until time.Time) (string, []any) {
 		if person == "" {
 			continue
 		}
-		// The people column's JSON text, not its elements: json_each on
-		// every row made a filter alone scan 100k items in 0.24 s, instr
-		// over the text in 0.07 s, for the same rows.
-		cond := "(instr(i.sender, ?) > 0 OR instr(lower(i.people), ?) > 0"
-		args = append(args, person, person)
-		if expr := personExpression(person); expr != "" {
-			cond += " OR i.id IN (SELECT rowid FROM items_fts WHERE items_fts MATCH ?)"
-			args = append(args, expr)
-		}
-		conds = append(conds, cond+")")
+		cond, a := personCondition(person)
+		conds, args = append(conds, cond), append(args, a...)
 	}
 	return strings.Join(conds, " AND "), args
+}
+
+// personCondition is the condition on items i for a person filter (lower
+// case). The full-text index's people column answers it, case- and
+// accent-insensitive (personExpression). The leading + keeps SQLite from
+// driving the query by that list of items: a listing walks the time
+// index and stops when its page is full, so a common name costs what it
+// did, and a name no item holds costs a walk of the index, not a read of
+// every row's people (a million items: 0.12 s, not 1.7 s). An address is
+// matched as written, among the items that hold its words.
+func personCondition(person string) (string, []any) {
+	const indexed = "+i.id IN (SELECT rowid FROM items_fts WHERE items_fts MATCH ?)"
+	// The people column's JSON text, not its elements: json_each on
+	// every row made a filter alone scan 100k items in 0.24 s, instr
+	// over the text in 0.07 s, for the same rows.
+	const written = "(instr(i.sender, ?) > 0 OR instr(lower(i.people), ?) > 0)"
+	if expr := personExpression(person); expr != "" {
+		return indexed, []any{expr}
+	}
+	if words := tokenize.Words(person); strings.Contains(person, "@") && len(words) > 0 && !tokenize.HasUnspaced(person) {
+		return "(" + indexed + " AND " + written + ")", []any{`people : "` + strings.Join(words, " ") + `"`, person, person}
+	}
+	return written, []any{person, person}
 }
 
 // personExpression is an FTS5 query for a person's name among an item's
 // people: the words of the name near each other in any order ("Buy, Rick"
 // for Rick Buy, "Phillip K Allen" for Phillip Allen, rick.buy@… for
 // either), case- and accent-insensitive as the index is. An initial the
-// stored name may lack is left out; "" for an address, which the
-// substring match finds.
+// stored name may lack is left out. "" for an address, and for a name in
+// a script written without spaces, which the index holds as whole runs
+// (a given name inside one is found as written).
 func personExpression(name string) string {
-	if strings.Contains(name, "@") {
+	if strings.Contains(name, "@") || tokenize.HasUnspaced(name) {
 		return ""
 	}
 	words := tokenize.Words(name)

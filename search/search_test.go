@@ -144,6 +144,44 @@ func TestSearchFilters(t *testing.T) {
 	}
 }
 
+// A person filter matches whole names, not letters inside other names
+// ("Rick" is not Patrick), whatever the case or accents; an address or a
+// part of one as written; a name in a script written without spaces
+// inside its run. A filter alone lists what it selects, in every mode.
+func TestPersonFilterMatchesNames(t *testing.T) {
+	day := func(d int) time.Time { return time.Date(2026, 3, d, 9, 0, 0, 0, time.UTC) }
+	f := newSearchFixture(t, []*store.Item{
+		mail("rick", "t1", day(1), "rick.buy@enron.com", "Gas desk", "Positions for April.", "Rick Buy"),
+		mail("patrick", "t2", day(2), "patrick@example.com", "Lunch", "Sandwiches at noon.", "Patrick Smith"),
+		mail("zoe", "t3", day(3), "zoe@example.org", "Konzert", "Karten für Freitag.", "Zoë Ångström"),
+		mail("tanaka", "t4", day(4), "tanaka@example.jp", "会議", "明日の会議について。", "田中太郎"),
+	})
+	for _, tc := range []struct {
+		person string
+		want   []string
+	}{
+		{"Rick", []string{"rick"}},
+		{"buy, rick", []string{"rick"}},
+		{"rick.buy", []string{"rick"}},
+		{"rick.buy@enron", []string{"rick"}},
+		{"@enron.com", []string{"rick"}},
+		{"RICK.BUY@ENRON.COM", []string{"rick"}},
+		{"zoe angstrom", []string{"zoe"}},
+		{"Zoë", []string{"zoe"}},
+		{"田中", []string{"tanaka"}},
+		{"example", []string{"tanaka", "zoe", "patrick"}},
+		{"nobody atall", nil},
+		{"ick", nil},
+	} {
+		for _, mode := range allModes {
+			got := ids(f.search(t, Query{People: []string{tc.person}, Mode: mode}))
+			if !slices.Equal(got, tc.want) && !(len(got) == 0 && len(tc.want) == 0) {
+				t.Errorf("%s --person %q: %v, want %v", mode, tc.person, got, tc.want)
+			}
+		}
+	}
+}
+
 // A period named in the text is a filter. When nothing in it matches, the
 // search says so: no hits, or with Fallback hits marked as from outside it.
 func TestSearchPeriodIsHonest(t *testing.T) {
