@@ -30,7 +30,7 @@ func TestFTSExpression(t *testing.T) {
 
 // FuzzFTSQuery checks that no input can make the query builder produce a
 // query that fails, in the porter index, the trigram index or a search in
-// any mode, and that hybrid search keeps its promise: no hit found by
+// any mode, as words or as a person filter, and that hybrid search keeps its promise: no hit found by
 // meaning alone above a hit holding every query word.
 func FuzzFTSQuery(f *testing.F) {
 	for _, s := range []string{`a "b c" d*`, `NEAR(a b)`, `col:x`, `"`, `*`, `^a`, `a AND OR NOT`, `(((`, "\x00\"\u00a0", `'; DROP TABLE items; --`, "ｆｕｌｌ　ｗｉｄｔｈ", "اختبار", "日本語のテキスト", "東京 near", `"東京"*`, "สวัสดี%_", "a* b"} {
@@ -39,8 +39,8 @@ func FuzzFTSQuery(f *testing.F) {
 	s := openTest(f)
 	ctx := context.Background()
 	items := []*store.Item{
-		{Source: "t", ExternalID: "1", Time: time.Unix(1, 0), Title: "a b c", Body: "near col x"},
-		{Source: "t", ExternalID: "2", Time: time.Unix(2, 0), Title: "日本語", Body: "東京で会議のテキスト near"},
+		{Source: "t", ExternalID: "1", Time: time.Unix(1, 0), Title: "a b c", Body: "near col x", People: []string{"Anna Smith", "anna.smith@example.org"}},
+		{Source: "t", ExternalID: "2", Time: time.Unix(2, 0), Title: "日本語", Body: "東京で会議のテキスト near", People: []string{"田中太郎"}},
 		{Source: "t", ExternalID: "3", Time: time.Unix(3, 0), Title: "สวัสดีครับ", Body: "ภาษาไทย test"},
 		{Source: "t", ExternalID: "4", Time: time.Unix(4, 0), Title: "Full width", Body: "ｆｕｌｌ ｗｉｄｔｈ text and a nearby column"},
 	}
@@ -70,6 +70,15 @@ func FuzzFTSQuery(f *testing.F) {
 			hits, err := searcher.Search(ctx, Query{Text: q, Mode: mode})
 			if err != nil {
 				t.Fatalf("Search(%q, %s): %v", q, mode, err)
+			}
+			// The same text as a person filter, alone and beside another,
+			// with words and without.
+			for _, people := range [][]string{{q}, {q, "anna smith"}} {
+				for _, text := range []string{"", "near"} {
+					if _, err := searcher.Search(ctx, Query{Text: text, People: people, Mode: mode}); err != nil {
+						t.Fatalf("Search(%q, person %q, %s): %v", text, people, mode, err)
+					}
+				}
 			}
 			if mode != ModeHybrid {
 				continue
