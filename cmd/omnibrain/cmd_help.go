@@ -117,9 +117,10 @@ may hold none of the words; it is then marked "by meaning".
                          what matches at other times
 
 Filters: --since and --until (RFC 3339 or YYYY-MM-DD), --source (gmail,
-mbox, maildir, calendar, github, email, event, …), --person (a name or an
-address), --mode fts|vector|hybrid, -n K. Matches in a snippet are shown in
-bold on a terminal.
+mbox, maildir, calendar, github, email, event, …), --person (a name as
+whole words in any order, case or accents, "Buy, Rick" for Rick Buy; or an
+address or a part of one), --mode fts|vector|hybrid, -n K. Matches in a
+snippet are shown in bold on a terminal.
 `
 
 func topicEnvironment() string {
