@@ -676,7 +676,7 @@ func (s *Searcher) vectorCandidates(ctx context.Context, p *plan, v *Vectors, n 
 		hits, err = v.nearest(ctx, qv.narrow, n)
 	} else {
 		var sel selection
-		if sel, err = s.selection(ctx, p); err == nil {
+		if sel, err = s.passingItems(ctx, p); err == nil {
 			hits, err = v.nearestAmong(ctx, qv.narrow, sel.ids, n)
 		}
 	}
@@ -789,9 +789,9 @@ func (sel selection) has(id int64) bool {
 	return id >= 0 && id/64 < int64(len(sel.bits)) && sel.bits[id/64]&(1<<(id%64)) != 0
 }
 
-// selection returns the items that pass the plan's filters: the ones
+// passingItems returns the items that pass the plan's filters: the ones
 // read first, or all of them.
-func (s *Searcher) selection(ctx context.Context, p *plan) (selection, error) {
+func (s *Searcher) passingItems(ctx context.Context, p *plan) (selection, error) {
 	if p.selected != nil {
 		return p.selected()
 	}
@@ -799,6 +799,7 @@ func (s *Searcher) selection(ctx context.Context, p *plan) (selection, error) {
 	return s.collectSelection(ctx, query, args...)
 }
 
+// collectSelection reads the ids query selects.
 func (s *Searcher) collectSelection(ctx context.Context, query string, args ...any) (selection, error) {
 	ids, err := store.Collect(ctx, s.db, store.Value[int64], query, args...)
 	if err != nil {
