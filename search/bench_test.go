@@ -296,9 +296,10 @@ func BenchmarkSearch(b *testing.B) {
 }
 
 // BenchmarkPersonFilter measures a listing by person alone (search
-// --person P, no words) on 100k mail-like items: the filter is checked
-// row by row down the time index until the page is full, so a person
-// named in no item costs a scan of every row.
+// --person P, no words) on 100k mail-like items: a common name walks the
+// time index until the page is full, a name no item holds is answered by
+// the index of people (it read every row's people until 514d2f8: 141-195
+// ms CPU, against 9.4).
 func BenchmarkPersonFilter(b *testing.B) {
 	vec, gen := searchStore(b, 100_000)
 	ctx := context.Background()
