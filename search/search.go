@@ -675,9 +675,9 @@ func (s *Searcher) vectorCandidates(ctx context.Context, p *plan, v *Vectors, n 
 	if p.where == "1" {
 		hits, err = v.nearest(ctx, qv.narrow, n)
 	} else {
-		var sel selection
-		if sel, err = s.passingItems(ctx, p); err == nil {
-			hits, err = v.nearestAmong(ctx, qv.narrow, sel.ids, n)
+		var ids []int64
+		if ids, err = s.passingIDs(ctx, p); err == nil {
+			hits, err = v.nearestAmong(ctx, qv.narrow, ids, n)
 		}
 	}
 	return vecCandidates{qv: qv, hits: hits, err: err}
@@ -789,21 +789,31 @@ func (sel selection) has(id int64) bool {
 	return id >= 0 && id/64 < int64(len(sel.bits)) && sel.bits[id/64]&(1<<(id%64)) != 0
 }
 
-// passingItems returns the items that pass the plan's filters: the ones
-// read first, or all of them.
-func (s *Searcher) passingItems(ctx context.Context, p *plan) (selection, error) {
+// passingIDs returns the ids of the items that pass the plan's filters:
+// the ones read first, or all of them.
+func (s *Searcher) passingIDs(ctx context.Context, p *plan) ([]int64, error) {
 	if p.selected != nil {
-		return p.selected()
+		sel, err := p.selected()
+		return sel.ids, err
 	}
 	query, args := p.selectSQL()
-	return s.collectSelection(ctx, query, args...)
+	return s.collectIDs(ctx, query, args...)
 }
 
-// collectSelection reads the ids query selects.
-func (s *Searcher) collectSelection(ctx context.Context, query string, args ...any) (selection, error) {
+// collectIDs reads the ids a filter's query selects.
+func (s *Searcher) collectIDs(ctx context.Context, query string, args ...any) ([]int64, error) {
 	ids, err := store.Collect(ctx, s.db, store.Value[int64], query, args...)
 	if err != nil {
-		return selection{}, fmt.Errorf("search: filter: %w", err)
+		return nil, fmt.Errorf("search: filter: %w", err)
+	}
+	return ids, nil
+}
+
+// collectSelection reads the ids query selects into a selection.
+func (s *Searcher) collectSelection(ctx context.Context, query string, args ...any) (selection, error) {
+	ids, err := s.collectIDs(ctx, query, args...)
+	if err != nil {
+		return selection{}, err
 	}
 	var hi int64
 	for _, id := range ids {
