@@ -299,15 +299,23 @@ func filterSQL(q Query, since, until time.Time) (string, []any) {
 		conds = append(conds, "(i.source IN ("+ph+") OR i.kind IN ("+ph+"))")
 		args = append(append(args, sources...), sources...)
 	}
-	for _, person := range q.People {
-		person = strings.ToLower(strings.TrimSpace(person))
-		if person == "" {
-			continue
-		}
+	for _, person := range filterPeople(q) {
 		cond, a := personCondition(person)
 		conds, args = append(conds, cond), append(args, a...)
 	}
 	return strings.Join(conds, " AND "), args
+}
+
+// filterPeople returns the query's person filters in lower case, blank
+// ones left out.
+func filterPeople(q Query) []string {
+	var out []string
+	for _, person := range q.People {
+		if person = strings.ToLower(strings.TrimSpace(person)); person != "" {
+			out = append(out, person)
+		}
+	}
+	return out
 }
 
 // personCondition is the condition on items i for a person filter (lower
@@ -730,11 +738,7 @@ func (s *Searcher) setFilter(ctx context.Context, p *plan, since, until time.Tim
 	p.selected, p.via = nil, ""
 	var names []string // the name filters' expressions
 	best, onlyNames := int64(math.MaxInt64), true
-	for _, person := range p.q.People {
-		person = strings.ToLower(strings.TrimSpace(person))
-		if person == "" {
-			continue
-		}
+	for _, person := range filterPeople(p.q) {
 		name := personExpression(person)
 		if name == "" {
 			onlyNames = false
